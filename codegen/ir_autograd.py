@@ -16,6 +16,7 @@ from .ir_views import (
     _is_optional,
     _is_tensor_list,
     _returns_list,
+    edge_function,
 )
 
 
@@ -36,8 +37,8 @@ def _guard_for(
         or "backward" in info.function.name
     ):
         return None
-    # grad_fn.should_compute_output(i), read off the edges the wrapper just collected.
-    return f"_next_edges[{edge_index[users[0].var_names[0]]}][0] is not None"
+    # grad_fn.should_compute_output(i), read off the edges just stored in the node.
+    return f"{edge_function(edge_index[users[0].var_names[0]], 'grad_fn')} is not None"
 
 
 def _on_output(expression: str, name: str, output: str) -> str:
@@ -101,6 +102,18 @@ def _saved_value(
     return attribute.save_expression, False
 
 
+def _fast_value(value: str, attribute: SavedAttribute) -> str | None:
+    """SavedVariable.input(x)'s common case inline, for the fast paths: x itself when
+    it has no version counter (version 0) and no saved-tensor hooks are open."""
+    source = python_identifier(attribute.source)
+    if value != f"SavedVariable.input({source})":
+        return None
+    return (
+        f"{source} if {source}._version_counter is None and not OPEN_HOOKS[0] "
+        f"else {value}"
+    )
+
+
 def _is_plain_tensor(function: NativeFunction, name: str) -> bool:
     """Whether `name` is a (non-optional, non-list) Tensor argument of `function`."""
     for argument in function.arguments:
@@ -131,7 +144,9 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     for attribute in info.saved:
         value, after_kernel = _saved_value(attribute, function, outputs, inplace)
         guard = None if after_kernel else _guard_for(attribute, info, edge_index)
-        statement = SaveStatement(f"grad_fn.{attribute.name}", value, guard)
+        statement = SaveStatement(
+            f"grad_fn.{attribute.name}", value, guard, _fast_value(value, attribute)
+        )
         (output_saves if after_kernel else input_saves).append(statement)
     return AutogradIR(
         node_class=f"functions.{info.op}",

@@ -9,7 +9,13 @@ import ast
 from .array_formulas import Twins, Untranslatable, translate
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
-from .ir_views import ArrayFormIR, BackwardIR, FormulaIR, _is_tensor_list
+from .ir_views import (
+    ArrayFormIR,
+    BackwardIR,
+    FormulaIR,
+    _is_tensor_list,
+    edge_function,
+)
 
 
 def _backward_ir(info: DifferentiabilityInfo, twins: Twins) -> BackwardIR:
@@ -176,10 +182,10 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
 
 def _needs_input_grad(inputs: int) -> str:
     """apply_arrays' `task_needs_input_grad()`: for up to three inputs, and no exec
-    info (the common case), read off the edges without the call."""
+    info (the common case), read off the node's flat edges without the call."""
     if inputs > 3:
         return "self.task_needs_input_grad()"
-    edges = ", ".join(f"edges[{i}][0] is not None" for i in range(inputs))
+    edges = ", ".join(f"{edge_function(i, 'self')} is not None" for i in range(inputs))
     comma = "," if inputs == 1 else ""
     return (
         f"({edges}{comma}) if task_state.exec_info is None "

@@ -74,14 +74,18 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
         if type_.is_tensor_like() and len(promoted) > 1:
             # Elementwise over several tensors: numpy's broadcasting error in PyTorch's
             # words; then wrap_result's common case (an array already in the common
-            # dtype) inline, as every binary operator call takes it.
+            # dtype, or a 0-d result's numpy scalar of it) inline, as every binary
+            # operator call takes it.
             return (
                 "try:",
                 f"    value = {function.numpy}",
                 "except ValueError as error:",
                 f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
-                "if type(value) is ndarray and value.dtype is common_dtype.numpy:",
-                "    return Tensor(value)",
+                "if type(value) is ndarray:",
+                "    if value.dtype is common_dtype.numpy:",
+                "        return Tensor(value)",
+                "elif type(value) is common_dtype.numpy.type:",
+                "    return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar",
                 f"return wrap_result(value{dtype})",
             )
         if type_.is_tensor_like():

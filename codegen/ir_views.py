@@ -20,7 +20,11 @@ class SaveStatement:
 
     target: str  # e.g. "grad_fn.self_"
     value: str  # e.g. "SavedVariable(self, False)"
-    guard: str | None  # e.g. "_next_edges[1][0] is not None"
+    guard: str | None  # e.g. "grad_fn._fn1 is not None"
+    # For an input saved plain: SavedVariable.input's common case inline (the tensor
+    # itself when it has no version counter and no saved-tensor hooks are open), as
+    # the fast paths store it; None for every other save.
+    fast_value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -315,3 +319,11 @@ def _is_tensor_list(function: NativeFunction, name: str) -> bool:
 def _returns_list(function: NativeFunction) -> bool:
     returns = function.schema.returns
     return len(returns) == 1 and returns[0].type.is_list_like() is not None
+
+
+def edge_function(index: int, node: str) -> str:
+    """The expression for the node edge `index` leads to, read off the flat edges a
+    Node keeps (graph.Node: `_fn0`, `_fn1`, then the tuple `_more`)."""
+    if index < 2:
+        return f"{node}._fn{index}"
+    return f"{node}._more[{index - 2}][0]"

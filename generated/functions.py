@@ -982,11 +982,10 @@ class PermuteBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return permute_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1056,11 +1055,10 @@ class ExpandBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return expand_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1130,11 +1128,10 @@ class SumToSizeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_to_size_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1204,11 +1201,10 @@ class ViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return view_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1278,11 +1274,10 @@ class SqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return squeeze_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1359,11 +1354,10 @@ class SqueezeBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return squeeze_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1442,11 +1436,10 @@ class UnsqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return unsqueeze_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1515,11 +1508,10 @@ class TransposeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return transpose_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1594,11 +1586,10 @@ class TBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return t_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1665,11 +1656,10 @@ class SelectBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return select_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -1773,11 +1763,10 @@ class SliceBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return slice_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2297,11 +2286,10 @@ class FlipBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return flip_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2374,11 +2362,10 @@ class RollBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return roll_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2506,11 +2493,10 @@ class UnsafeViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return unsafe_view_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2580,11 +2566,10 @@ class ConstantPadNdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return constant_pad_nd_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2725,11 +2710,10 @@ class DiagonalBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return diagonal_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2882,11 +2866,10 @@ class DiagEmbedBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return diag_embed_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -2968,11 +2951,10 @@ class AliasBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return alias_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3317,11 +3299,10 @@ class NarrowCopyBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return narrow_copy_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3532,11 +3513,10 @@ class LiftBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lift_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3593,11 +3573,10 @@ class LiftFreshBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lift_fresh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3714,11 +3693,10 @@ class Rot90Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rot90_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3882,11 +3860,10 @@ class AddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -3988,11 +3965,10 @@ class SubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sub_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4105,18 +4081,33 @@ class MulBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mul_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4234,15 +4225,22 @@ class PowBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return pow_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4323,11 +4321,10 @@ class NegBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return neg_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4384,11 +4381,10 @@ class ConjBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return conj_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4445,11 +4441,10 @@ class RealBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return real_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4506,11 +4501,10 @@ class CloneBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return clone_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4607,15 +4601,22 @@ class ExpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return exp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4695,15 +4696,22 @@ class Exp2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return exp2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4787,15 +4795,22 @@ class LogBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4875,15 +4890,22 @@ class Log2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -4967,15 +4989,22 @@ class Log10Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log10_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5059,15 +5088,22 @@ class Log1PBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log1_p_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5145,15 +5181,22 @@ class Expm1Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return expm1_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5235,15 +5278,22 @@ class SqrtBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sqrt_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5325,15 +5375,22 @@ class RsqrtBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return rsqrt_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5417,15 +5474,22 @@ class ReciprocalBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reciprocal_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5507,15 +5571,22 @@ class AbsBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return abs_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5641,11 +5712,10 @@ class SignBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sign_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5710,15 +5780,22 @@ class SinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5800,15 +5877,22 @@ class CosBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return cos_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5890,15 +5974,22 @@ class TanBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tan_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -5980,15 +6071,22 @@ class AsinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return asin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6077,15 +6175,22 @@ class AcosBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return acos_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6176,15 +6281,22 @@ class AtanBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return atan_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6266,15 +6378,22 @@ class SinhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sinh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6356,15 +6475,22 @@ class CoshBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return cosh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6446,15 +6572,22 @@ class TanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6534,15 +6667,22 @@ class SigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6622,15 +6762,22 @@ class ErfBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erf_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6714,11 +6861,10 @@ class FloorBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return floor_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6775,11 +6921,10 @@ class CeilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return ceil_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6836,11 +6981,10 @@ class RoundBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return round_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6897,11 +7041,10 @@ class RoundBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return round_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -6958,11 +7101,10 @@ class TruncBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return trunc_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7077,18 +7219,34 @@ class SigmoidBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sigmoid_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7204,18 +7362,34 @@ class TanhBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return tanh_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7455,11 +7629,10 @@ class AddBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return add_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7527,11 +7700,10 @@ class SubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sub_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7604,11 +7776,10 @@ class MulBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mul_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7706,18 +7877,33 @@ class DivBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return div_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7824,11 +8010,10 @@ class DivBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return div_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -7927,18 +8112,33 @@ class DivBackward2(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return div_backward2_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8060,11 +8260,10 @@ class RsubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rsub_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8162,11 +8361,10 @@ class RsubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return rsub_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8262,18 +8460,33 @@ class MaximumBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return maximum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8396,18 +8609,33 @@ class MinimumBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return minimum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8530,18 +8758,33 @@ class FmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8664,18 +8907,33 @@ class FminBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmin_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -8957,13 +9215,37 @@ class HypotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if (
             saved_other is NOT_PLAIN
@@ -8971,11 +9253,10 @@ class HypotBackward0(Node):
             or saved_result is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return hypot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9080,15 +9361,23 @@ class WhereBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_condition = self.condition_
-        if saved_condition is not None:
+        if (
+            saved_condition.__class__ is Tensor
+            and saved_condition._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_condition = (
+                saved_condition._data.item()
+                if saved_condition._is_wrapped_number
+                else saved_condition._data
+            )
+        elif saved_condition is not None:
             saved_condition = saved_array(saved_condition, self)
         if saved_condition is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return where_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9183,24 +9472,47 @@ class ClampBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
-        if saved_max is not None:
+        if (
+            saved_max.__class__ is Tensor and saved_max._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_max = (
+                saved_max._data.item()
+                if saved_max._is_wrapped_number
+                else saved_max._data
+            )
+        elif saved_max is not None:
             saved_max = saved_array(saved_max, self)
         saved_min = self.min_
-        if saved_min is not None:
+        if (
+            saved_min.__class__ is Tensor and saved_min._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_min = (
+                saved_min._data.item()
+                if saved_min._is_wrapped_number
+                else saved_min._data
+            )
+        elif saved_min is not None:
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -9331,15 +9643,22 @@ class ClampBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9537,11 +9856,10 @@ class FmodBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fmod_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9614,18 +9932,33 @@ class FmodBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return fmod_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9714,11 +10047,10 @@ class RemainderBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return remainder_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9791,18 +10123,33 @@ class RemainderBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return remainder_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9926,11 +10273,10 @@ class ZeroBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return zero_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -9987,11 +10333,10 @@ class FillBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10049,11 +10394,10 @@ class FillBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10114,11 +10458,10 @@ class FillBackward2(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward2_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10176,11 +10519,10 @@ class FillBackward3(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return fill_backward3_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10244,11 +10586,10 @@ class LerpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return lerp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -10344,13 +10685,37 @@ class LerpBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_end = self.end_
-        if saved_end is not None:
+        if (
+            saved_end.__class__ is Tensor and saved_end._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_end = (
+                saved_end._data.item()
+                if saved_end._is_wrapped_number
+                else saved_end._data
+            )
+        elif saved_end is not None:
             saved_end = saved_array(saved_end, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if (
             saved_end is NOT_PLAIN
@@ -10358,14 +10723,13 @@ class LerpBackward1(Node):
             or saved_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return lerp_backward1_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10501,21 +10865,36 @@ class AddcmulBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
-        if saved_tensor1 is not None:
+        if (
+            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor1 = (
+                saved_tensor1._data.item()
+                if saved_tensor1._is_wrapped_number
+                else saved_tensor1._data
+            )
+        elif saved_tensor1 is not None:
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
-        if saved_tensor2 is not None:
+        if (
+            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor2 = (
+                saved_tensor2._data.item()
+                if saved_tensor2._is_wrapped_number
+                else saved_tensor2._data
+            )
+        elif saved_tensor2 is not None:
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addcmul_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10674,21 +11053,36 @@ class AddcdivBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
-        if saved_tensor1 is not None:
+        if (
+            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor1 = (
+                saved_tensor1._data.item()
+                if saved_tensor1._is_wrapped_number
+                else saved_tensor1._data
+            )
+        elif saved_tensor1 is not None:
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
-        if saved_tensor2 is not None:
+        if (
+            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor2 = (
+                saved_tensor2._data.item()
+                if saved_tensor2._is_wrapped_number
+                else saved_tensor2._data
+            )
+        elif saved_tensor2 is not None:
             saved_tensor2 = saved_array(saved_tensor2, self)
         if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addcdiv_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -10954,15 +11348,22 @@ class AsinhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return asinh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11074,15 +11475,22 @@ class AtanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return atanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11362,11 +11770,10 @@ class FracBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return frac_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11431,15 +11838,23 @@ class FrexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_exponent = self.exponent_
-        if saved_exponent is not None:
+        if (
+            saved_exponent.__class__ is Tensor
+            and saved_exponent._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_exponent = (
+                saved_exponent._data.item()
+                if saved_exponent._is_wrapped_number
+                else saved_exponent._data
+            )
+        elif saved_exponent is not None:
             saved_exponent = saved_array(saved_exponent, self)
         if saved_exponent is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return frexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11527,18 +11942,33 @@ class LdexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return ldexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11650,18 +12080,33 @@ class NextafterBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nextafter_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11767,18 +12212,33 @@ class Logaddexp2Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logaddexp2_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11885,18 +12345,33 @@ class ClampMinBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_min = self.min_
-        if saved_min is not None:
+        if (
+            saved_min.__class__ is Tensor and saved_min._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_min = (
+                saved_min._data.item()
+                if saved_min._is_wrapped_number
+                else saved_min._data
+            )
+        elif saved_min is not None:
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_min_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -11999,18 +12474,33 @@ class ClampMaxBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
-        if saved_max is not None:
+        if (
+            saved_max.__class__ is Tensor and saved_max._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_max = (
+                saved_max._data.item()
+                if saved_max._is_wrapped_number
+                else saved_max._data
+            )
+        elif saved_max is not None:
             saved_max = saved_array(saved_max, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return clamp_max_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12113,18 +12603,33 @@ class LogaddexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logaddexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12225,11 +12730,10 @@ class PoissonBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return poisson_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12291,11 +12795,10 @@ class BernoulliBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return bernoulli_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12415,11 +12918,10 @@ class SumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12497,11 +12999,10 @@ class SumBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return sum_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12596,11 +13097,10 @@ class MeanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mean_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12692,11 +13192,10 @@ class MeanBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return mean_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -12940,15 +13439,22 @@ class MaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13126,15 +13632,22 @@ class MinBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return min_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13466,18 +13979,33 @@ class LogsumexpBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return logsumexp_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13733,11 +14261,10 @@ class CumsumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return cumsum_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -13898,15 +14425,22 @@ class SortBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sort_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14018,15 +14552,22 @@ class SortBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return sort_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14138,15 +14679,22 @@ class TopkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return topk_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14450,15 +14998,22 @@ class KthvalueBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return kthvalue_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14636,15 +15191,22 @@ class MedianBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return median_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14822,15 +15384,22 @@ class NanmedianBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nanmedian_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -14952,15 +15521,22 @@ class ModeBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
-        if saved_indices is not None:
+        if (
+            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_indices = (
+                saved_indices._data.item()
+                if saved_indices._is_wrapped_number
+                else saved_indices._data
+            )
+        elif saved_indices is not None:
             saved_indices = saved_array(saved_indices, self)
         if saved_indices is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mode_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -15675,18 +16251,33 @@ class IndexAddBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         saved_source = self.source_
-        if saved_source is not None:
+        if (
+            saved_source.__class__ is Tensor and saved_source._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_source = (
+                saved_source._data.item()
+                if saved_source._is_wrapped_number
+                else saved_source._data
+            )
+        elif saved_source is not None:
             saved_source = saved_array(saved_source, self)
         if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return index_add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -15898,15 +16489,22 @@ class ScatterBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16002,15 +16600,22 @@ class ScatterBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16103,15 +16708,22 @@ class ScatterAddBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
-        if saved_index is not None:
+        if (
+            saved_index.__class__ is Tensor and saved_index._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_index = (
+                saved_index._data.item()
+                if saved_index._is_wrapped_number
+                else saved_index._data
+            )
+        elif saved_index is not None:
             saved_index = saved_array(saved_index, self)
         if saved_index is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return scatter_add_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16200,15 +16812,22 @@ class MaskedFillBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
-        if saved_mask is not None:
+        if (
+            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mask = (
+                saved_mask._data.item()
+                if saved_mask._is_wrapped_number
+                else saved_mask._data
+            )
+        elif saved_mask is not None:
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return masked_fill_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -16287,15 +16906,22 @@ class MaskedFillBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
-        if saved_mask is not None:
+        if (
+            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mask = (
+                saved_mask._data.item()
+                if saved_mask._is_wrapped_number
+                else saved_mask._data
+            )
+        elif saved_mask is not None:
             saved_mask = saved_array(saved_mask, self)
         if saved_mask is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return masked_fill_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17564,18 +18190,33 @@ class MmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mm_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17722,18 +18363,33 @@ class BmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return bmm_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17844,18 +18500,33 @@ class DotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_tensor = self.tensor_
-        if saved_tensor is not None:
+        if (
+            saved_tensor.__class__ is Tensor and saved_tensor._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_tensor = (
+                saved_tensor._data.item()
+                if saved_tensor._is_wrapped_number
+                else saved_tensor._data
+            )
+        elif saved_tensor is not None:
             saved_tensor = saved_array(saved_tensor, self)
         if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return dot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -17958,18 +18629,33 @@ class VdotBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return vdot_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -18146,21 +18832,36 @@ class AddmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat1 = self.mat1_
-        if saved_mat1 is not None:
+        if (
+            saved_mat1.__class__ is Tensor and saved_mat1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat1 = (
+                saved_mat1._data.item()
+                if saved_mat1._is_wrapped_number
+                else saved_mat1._data
+            )
+        elif saved_mat1 is not None:
             saved_mat1 = saved_array(saved_mat1, self)
         saved_mat2 = self.mat2_
-        if saved_mat2 is not None:
+        if (
+            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_mat2 = (
+                saved_mat2._data.item()
+                if saved_mat2._is_wrapped_number
+                else saved_mat2._data
+            )
+        elif saved_mat2 is not None:
             saved_mat2 = saved_array(saved_mat2, self)
         if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -18540,11 +19241,10 @@ class TrilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return tril_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -18610,11 +19310,10 @@ class TriuBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return triu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -20340,21 +21039,36 @@ class AddrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_vec1 = self.vec1_
-        if saved_vec1 is not None:
+        if (
+            saved_vec1.__class__ is Tensor and saved_vec1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_vec1 = (
+                saved_vec1._data.item()
+                if saved_vec1._is_wrapped_number
+                else saved_vec1._data
+            )
+        elif saved_vec1 is not None:
             saved_vec1 = saved_array(saved_vec1, self)
         saved_vec2 = self.vec2_
-        if saved_vec2 is not None:
+        if (
+            saved_vec2.__class__ is Tensor and saved_vec2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_vec2 = (
+                saved_vec2._data.item()
+                if saved_vec2._is_wrapped_number
+                else saved_vec2._data
+            )
+        elif saved_vec2 is not None:
             saved_vec2 = saved_array(saved_vec2, self)
         if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addr_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -20511,21 +21225,36 @@ class AddbmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
-        if saved_batch1 is not None:
+        if (
+            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch1 = (
+                saved_batch1._data.item()
+                if saved_batch1._is_wrapped_number
+                else saved_batch1._data
+            )
+        elif saved_batch1 is not None:
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
-        if saved_batch2 is not None:
+        if (
+            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch2 = (
+                saved_batch2._data.item()
+                if saved_batch2._is_wrapped_number
+                else saved_batch2._data
+            )
+        elif saved_batch2 is not None:
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return addbmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -20718,21 +21447,36 @@ class BaddbmmBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
-        if saved_batch1 is not None:
+        if (
+            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch1 = (
+                saved_batch1._data.item()
+                if saved_batch1._is_wrapped_number
+                else saved_batch1._data
+            )
+        elif saved_batch1 is not None:
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
-        if saved_batch2 is not None:
+        if (
+            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_batch2 = (
+                saved_batch2._data.item()
+                if saved_batch2._is_wrapped_number
+                else saved_batch2._data
+            )
+        elif saved_batch2 is not None:
             saved_batch2 = saved_array(saved_batch2, self)
         if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return baddbmm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -21622,15 +22366,22 @@ class ReluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return relu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21717,15 +22468,22 @@ class GeluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return gelu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21818,15 +22576,22 @@ class SiluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return silu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -21926,15 +22691,22 @@ class ThresholdBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return threshold_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22109,15 +22881,22 @@ class SoftmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22307,15 +23086,22 @@ class LogSoftmaxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_softmax_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22425,18 +23211,34 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
-        if saved_grad_output is not None:
+        if (
+            saved_grad_output.__class__ is Tensor
+            and saved_grad_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_grad_output = (
+                saved_grad_output._data.item()
+                if saved_grad_output._is_wrapped_number
+                else saved_grad_output._data
+            )
+        elif saved_grad_output is not None:
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
-        if saved_output is not None:
+        if (
+            saved_output.__class__ is Tensor and saved_output._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_output = (
+                saved_output._data.item()
+                if saved_output._is_wrapped_number
+                else saved_output._data
+            )
+        elif saved_output is not None:
             saved_output = saved_array(saved_output, self)
         if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_softmax_backward_data_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22577,15 +23379,22 @@ class LeakyReluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return leaky_relu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22684,15 +23493,22 @@ class LeakyReluBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return leaky_relu_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -22800,15 +23616,22 @@ class EluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return elu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23018,15 +23841,22 @@ class SoftplusBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softplus_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23208,18 +24038,33 @@ class LogSigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_buffer = self.buffer_
-        if saved_buffer is not None:
+        if (
+            saved_buffer.__class__ is Tensor and saved_buffer._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_buffer = (
+                saved_buffer._data.item()
+                if saved_buffer._is_wrapped_number
+                else saved_buffer._data
+            )
+        elif saved_buffer is not None:
             saved_buffer = saved_array(saved_buffer, self)
         if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return log_sigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23393,15 +24238,22 @@ class HardtanhBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardtanh_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23510,15 +24362,22 @@ class HardtanhBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardtanh_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23677,15 +24536,22 @@ class CeluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return celu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23783,15 +24649,22 @@ class GluBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return glu_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -23955,15 +24828,22 @@ class HardshrinkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardshrink_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24058,15 +24938,22 @@ class HardshrinkBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardshrink_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24164,15 +25051,22 @@ class SoftshrinkBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softshrink_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24267,15 +25161,22 @@ class SoftshrinkBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return softshrink_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24368,15 +25269,22 @@ class HardsigmoidBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardsigmoid_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24457,15 +25365,22 @@ class HardsigmoidBackwardBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardsigmoid_backward_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24549,15 +25464,22 @@ class HardswishBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return hardswish_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24710,15 +25632,22 @@ class ThresholdBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return threshold_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -24977,18 +25906,33 @@ class PreluKernelBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return prelu_kernel_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25369,18 +26313,33 @@ class MseLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return mse_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25608,16 +26567,49 @@ class NllLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
-        if saved_total_weight is not None:
+        if (
+            saved_total_weight.__class__ is Tensor
+            and saved_total_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_total_weight = (
+                saved_total_weight._data.item()
+                if saved_total_weight._is_wrapped_number
+                else saved_total_weight._data
+            )
+        elif saved_total_weight is not None:
             saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
@@ -25626,11 +26618,10 @@ class NllLossBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return nll_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -25861,16 +26852,49 @@ class NllLoss2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
-        if saved_total_weight is not None:
+        if (
+            saved_total_weight.__class__ is Tensor
+            and saved_total_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_total_weight = (
+                saved_total_weight._data.item()
+                if saved_total_weight._is_wrapped_number
+                else saved_total_weight._data
+            )
+        elif saved_total_weight is not None:
             saved_total_weight = saved_array(saved_total_weight, self)
         if (
             saved_self is NOT_PLAIN
@@ -25879,11 +26903,10 @@ class NllLoss2DBackward0(Node):
             or saved_total_weight is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return nll_loss2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -26290,18 +27313,33 @@ class SmoothL1LossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return smooth_l1_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -26536,18 +27574,33 @@ class HuberLossBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
-        if saved_target is not None:
+        if (
+            saved_target.__class__ is Tensor and saved_target._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_target = (
+                saved_target._data.item()
+                if saved_target._is_wrapped_number
+                else saved_target._data
+            )
+        elif saved_target is not None:
             saved_target = saved_array(saved_target, self)
         if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return huber_loss_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None, edges[1][0] is not None)
+                (self._fn0 is not None, self._fn1 is not None)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -27424,22 +28477,72 @@ class NativeBatchNormBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
-        if saved_running_mean is not None:
+        if (
+            saved_running_mean.__class__ is Tensor
+            and saved_running_mean._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_mean = (
+                saved_running_mean._data.item()
+                if saved_running_mean._is_wrapped_number
+                else saved_running_mean._data
+            )
+        elif saved_running_mean is not None:
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
-        if saved_running_var is not None:
+        if (
+            saved_running_var.__class__ is Tensor
+            and saved_running_var._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_var = (
+                saved_running_var._data.item()
+                if saved_running_var._is_wrapped_number
+                else saved_running_var._data
+            )
+        elif saved_running_var is not None:
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -27450,14 +28553,13 @@ class NativeBatchNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -27982,19 +29084,59 @@ class NativeLayerNormBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_bias = self.bias_
-        if saved_bias is not None:
+        if (
+            saved_bias.__class__ is Tensor and saved_bias._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_bias = (
+                saved_bias._data.item()
+                if saved_bias._is_wrapped_number
+                else saved_bias._data
+            )
+        elif saved_bias is not None:
             saved_bias = saved_array(saved_bias, self)
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_bias is NOT_PLAIN
@@ -28004,14 +29146,13 @@ class NativeLayerNormBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_layer_norm_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -28348,22 +29489,72 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
-        if saved_running_mean is not None:
+        if (
+            saved_running_mean.__class__ is Tensor
+            and saved_running_mean._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_mean = (
+                saved_running_mean._data.item()
+                if saved_running_mean._is_wrapped_number
+                else saved_running_mean._data
+            )
+        elif saved_running_mean is not None:
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
-        if saved_running_var is not None:
+        if (
+            saved_running_var.__class__ is Tensor
+            and saved_running_var._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_running_var = (
+                saved_running_var._data.item()
+                if saved_running_var._is_wrapped_number
+                else saved_running_var._data
+            )
+        elif saved_running_var is not None:
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -28374,14 +29565,13 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_legit_no_training_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -28593,16 +29783,48 @@ class NativeBatchNormLegitBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
-        if saved_result2 is not None:
+        if (
+            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result2 = (
+                saved_result2._data.item()
+                if saved_result2._is_wrapped_number
+                else saved_result2._data
+            )
+        elif saved_result2 is not None:
             saved_result2 = saved_array(saved_result2, self)
         if (
             saved_input is NOT_PLAIN
@@ -28611,14 +29833,13 @@ class NativeBatchNormLegitBackward0(Node):
             or saved_result2 is NOT_PLAIN
         ):
             return None
-        edges = self._next_edges
         return native_batch_norm_legit_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -29365,21 +30586,36 @@ class ConvolutionBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return convolution_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -29711,15 +30947,22 @@ class ReflectionPad1DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad1_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -29857,15 +31100,22 @@ class ReflectionPad2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30003,15 +31253,22 @@ class ReflectionPad3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return reflection_pad3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30149,15 +31406,22 @@ class ReplicationPad1DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad1_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30297,15 +31561,22 @@ class ReplicationPad2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30445,15 +31716,22 @@ class ReplicationPad3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return replication_pad3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -30698,21 +31976,36 @@ class SlowConvTranspose2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_transpose2_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -30915,21 +32208,36 @@ class SlowConvTranspose3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_transpose3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31560,21 +32868,36 @@ class SlowConv3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31760,21 +33083,36 @@ class SlowConvDilated2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_dilated2_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -31967,21 +33305,36 @@ class SlowConvDilated3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return slow_conv_dilated3_d_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32183,21 +33536,36 @@ class ConvolutionBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return convolution_backward1_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32664,21 +34032,36 @@ class NnpackSpatialConvolutionBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
-        if saved_input is not None:
+        if (
+            saved_input.__class__ is Tensor and saved_input._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_input = (
+                saved_input._data.item()
+                if saved_input._is_wrapped_number
+                else saved_input._data
+            )
+        elif saved_input is not None:
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
-        if saved_weight is not None:
+        if (
+            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_weight = (
+                saved_weight._data.item()
+                if saved_weight._is_wrapped_number
+                else saved_weight._data
+            )
+        elif saved_weight is not None:
             saved_weight = saved_array(saved_weight, self)
         if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return nnpack_spatial_convolution_backward0_arrays(
             grads,
             (
                 (
-                    edges[0][0] is not None,
-                    edges[1][0] is not None,
-                    edges[2][0] is not None,
+                    self._fn0 is not None,
+                    self._fn1 is not None,
+                    self._more[0][0] is not None,
                 )
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
@@ -32867,18 +34250,33 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_pool2_d_with_indices_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33034,18 +34432,33 @@ class MaxPool3DWithIndicesBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return max_pool3_d_with_indices_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33303,15 +34716,22 @@ class AvgPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return avg_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33477,15 +34897,22 @@ class AvgPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return avg_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33809,15 +35236,22 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_avg_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -33901,15 +35335,22 @@ class AdaptiveAvgPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_avg_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -34101,18 +35542,33 @@ class AdaptiveMaxPool2DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_max_pool2_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -34214,18 +35670,33 @@ class AdaptiveMaxPool3DBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
-        if saved_result1 is not None:
+        if (
+            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result1 = (
+                saved_result1._data.item()
+                if saved_result1._is_wrapped_number
+                else saved_result1._data
+            )
+        elif saved_result1 is not None:
             saved_result1 = saved_array(saved_result1, self)
         if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return adaptive_max_pool3_d_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36383,11 +37854,10 @@ class PixelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return pixel_shuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36459,11 +37929,10 @@ class PixelUnshuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return pixel_unshuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36535,11 +38004,10 @@ class ChannelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return channel_shuffle_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36625,11 +38093,10 @@ class Im2ColBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return im2_col_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -36758,11 +38225,10 @@ class Col2ImBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return col2_im_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -37591,15 +39057,22 @@ class ErfcBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erfc_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -37757,15 +39230,22 @@ class XlogyBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return xlogy_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38063,15 +39543,22 @@ class LgammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return lgamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38151,15 +39638,22 @@ class DigammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return digamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38244,15 +39738,22 @@ class PolygammaBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return polygamma_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38346,15 +39847,22 @@ class PolygammaBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return polygamma_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38443,15 +39951,22 @@ class ErfinvBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return erfinv_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38543,15 +40058,22 @@ class I0Backward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return i0_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38753,15 +40275,22 @@ class SpecialEntrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         if saved_self is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_entr_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -38896,18 +40425,33 @@ class SpecialLogNdtrBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_log_ndtr_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -39014,18 +40558,33 @@ class SpecialErfcxBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_erfcx_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -39193,15 +40752,22 @@ class SpecialXlog1PyBackward1(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
-        if saved_other is not None:
+        if (
+            saved_other.__class__ is Tensor and saved_other._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_other = (
+                saved_other._data.item()
+                if saved_other._is_wrapped_number
+                else saved_other._data
+            )
+        elif saved_other is not None:
             saved_other = saved_array(saved_other, self)
         if saved_other is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_xlog1_py_backward1_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),
@@ -39494,18 +41060,33 @@ class SpecialI0EBackward0(Node):
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
-        if saved_self is not None:
+        if (
+            saved_self.__class__ is Tensor and saved_self._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_self = (
+                saved_self._data.item()
+                if saved_self._is_wrapped_number
+                else saved_self._data
+            )
+        elif saved_self is not None:
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
-        if saved_result is not None:
+        if (
+            saved_result.__class__ is Tensor and saved_result._version_counter is None
+        ):  # saved_array's common case inline: a plain Tensor that was never changed
+            saved_result = (
+                saved_result._data.item()
+                if saved_result._is_wrapped_number
+                else saved_result._data
+            )
+        elif saved_result is not None:
             saved_result = saved_array(saved_result, self)
         if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
             return None
-        edges = self._next_edges
         return special_i0_e_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),

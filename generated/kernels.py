@@ -1051,8 +1051,11 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1080,8 +1083,11 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         value = subtract(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1109,8 +1115,11 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1126,8 +1135,11 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1456,8 +1468,11 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = sigmoid_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1485,8 +1500,11 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         value = tanh_backward(grad_output, output)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1563,8 +1581,11 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1580,8 +1601,11 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         value = power(self, exponent)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1597,8 +1621,11 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self + other if alpha == 1 else self + alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1614,8 +1641,11 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         value = self - other if alpha == 1 else self - alpha * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1631,8 +1661,11 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = self * other
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1661,8 +1694,11 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1679,8 +1715,11 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_true(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1710,8 +1749,11 @@ def numpy_div_Tensor_mode(
         value = div_mode(self, other, rounding_mode)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1790,8 +1832,11 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1807,8 +1852,11 @@ def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = div_floor(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1849,8 +1897,11 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("maximum", np.maximum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1878,8 +1929,11 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("minimum", np.minimum, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1907,8 +1961,11 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmax", np.fmax, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1936,8 +1993,11 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         value = extremum("fmin", np.fmin, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1966,8 +2026,11 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = atan2_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1995,8 +2058,11 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         value = hypot_floating(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2077,8 +2143,11 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         value = where_select(condition, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2141,8 +2210,11 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2158,8 +2230,11 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("fmod", np.fmod, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2187,8 +2262,11 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2204,8 +2282,11 @@ def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = modulo("remainder", np.remainder, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2338,8 +2419,11 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_and", np.bitwise_and, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2367,8 +2451,11 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_or", np.bitwise_or, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2396,8 +2483,11 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = bitwise("bitwise_xor", np.bitwise_xor, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2531,8 +2621,11 @@ def numpy_addcmul(
         value = addcmul(self, tensor1, tensor2, value)
     except ValueError as error:
         raise broadcast_error(error, self, tensor1, tensor2) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2699,8 +2792,11 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2742,8 +2838,11 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         value = floating_binary("copysign", np.copysign, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2834,8 +2933,11 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("nextafter", np.nextafter, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2889,8 +2991,11 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         value = floating_binary("logaddexp2", np.logaddexp2, self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -3287,8 +3392,11 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         value = logaddexp(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4649,8 +4757,11 @@ def numpy_addr(
         value = addr(self, vec1, vec2, beta, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, vec1, vec2) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4852,8 +4963,11 @@ def numpy_threshold_backward(
         value = threshold_backward(grad_output, self, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4883,8 +4997,11 @@ def numpy_gelu_backward(
         value = gelu_backward(grad_output, self, approximate)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4912,8 +5029,11 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = silu_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4990,8 +5110,11 @@ def numpy_leaky_relu_backward(
         value = leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5044,8 +5167,11 @@ def numpy_elu_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self_or_result) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5090,8 +5216,11 @@ def numpy_softplus_backward(
         value = softplus_backward(grad_output, self, beta, threshold)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5129,8 +5258,11 @@ def numpy_log_sigmoid_backward(
         value = log_sigmoid_backward(grad_output, self, buffer)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5166,8 +5298,11 @@ def numpy_hardtanh_backward(
         value = hardtanh_backward(grad_output, self, min_val, max_val)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5208,8 +5343,11 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = mish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5256,8 +5394,11 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         value = glu_backward(grad_output, self, dim)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5293,8 +5434,11 @@ def numpy_hardshrink_backward(
         value = hardshrink_backward(grad_out, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_out, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5330,8 +5474,11 @@ def numpy_softshrink_backward(
         value = softshrink_backward(grad_output, self, lambd)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5365,8 +5512,11 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         value = hardsigmoid_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5400,8 +5550,11 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         value = hardswish_backward(grad_output, self)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5471,8 +5624,11 @@ def numpy_rrelu_with_noise_backward(
         )
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5500,8 +5656,11 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         value = prelu_kernel(self, weight)
     except ValueError as error:
         raise broadcast_error(error, self, weight) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5558,8 +5717,11 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         value = mse_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5587,8 +5749,11 @@ def numpy_mse_loss_backward(
         value = mse_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5728,8 +5893,11 @@ def numpy_smooth_l1_loss(
         value = smooth_l1_loss(self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5762,8 +5930,11 @@ def numpy_smooth_l1_loss_backward(
         value = smooth_l1_loss_backward(grad_output, self, target, reduction, beta)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5835,8 +6006,11 @@ def numpy_soft_margin_loss(
         value = soft_margin_loss(self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5864,8 +6038,11 @@ def numpy_soft_margin_loss_backward(
         value = soft_margin_loss_backward(grad_output, self, target, reduction)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self, target) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7848,8 +8025,11 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7866,8 +8046,11 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -7884,8 +8067,11 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         value = xlogy(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8055,8 +8241,11 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igamma(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8108,8 +8297,11 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         value = igammac(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8163,8 +8355,11 @@ def numpy_logit_backward(
         value = logit_backward(grad_output, self, eps)
     except ValueError as error:
         raise broadcast_error(error, grad_output, self) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8217,8 +8412,11 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8235,8 +8433,11 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8253,8 +8454,11 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         value = xlog1py(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8283,8 +8487,11 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8301,8 +8508,11 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8319,8 +8529,11 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         value = zeta(self, other)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8397,8 +8610,11 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8415,8 +8631,11 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8433,8 +8652,11 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8463,8 +8685,11 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8481,8 +8706,11 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8499,8 +8727,11 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8529,8 +8760,11 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8547,8 +8781,11 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8565,8 +8802,11 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8595,8 +8835,11 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8613,8 +8856,11 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8631,8 +8877,11 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         value = orthogonal_polynomial("chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8661,8 +8910,11 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8679,8 +8931,11 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8697,8 +8952,11 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         value = orthogonal_polynomial("hermite_polynomial_h", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8727,8 +8985,11 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8745,8 +9006,11 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8763,8 +9027,11 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("hermite_polynomial_he", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8793,8 +9060,11 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8811,8 +9081,11 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8829,8 +9102,11 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("laguerre_polynomial_l", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8859,8 +9135,11 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8877,8 +9156,11 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8895,8 +9177,11 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         value = orthogonal_polynomial("legendre_polynomial_p", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8961,8 +9246,11 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8981,8 +9269,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9001,8 +9292,11 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9031,8 +9325,11 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9051,8 +9348,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9071,8 +9371,11 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9101,8 +9404,11 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9121,8 +9427,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9141,8 +9450,11 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9171,8 +9483,11 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9191,8 +9506,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9211,8 +9529,11 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         value = orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n)
     except ValueError as error:
         raise broadcast_error(error, x, n) from None
-    if type(value) is ndarray and value.dtype is common_dtype.numpy:
-        return Tensor(value)
+    if type(value) is ndarray:
+        if value.dtype is common_dtype.numpy:
+            return Tensor(value)
+    elif type(value) is common_dtype.numpy.type:
+        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 

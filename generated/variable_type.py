@@ -25,7 +25,7 @@ from gradgen.dispatch import (
 )
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
-from gradgen.graph import NO_EDGE, SavedVariable, SavedVariableList
+from gradgen.graph import OPEN_HOOKS, SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
     ONE_OUTPUT_METADATA,
@@ -999,10 +999,10 @@ def as_strided_scatter(
     if _next_edges is not None:
         grad_fn = functions.AsStridedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.size = size
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.src_ = SavedVariable.input(src)
         grad_fn.storage_offset = storage_offset
         grad_fn.stride = stride
@@ -1449,10 +1449,10 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -1732,10 +1732,10 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MulBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2847,7 +2847,7 @@ def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2910,7 +2910,7 @@ def div_Tensor_mode(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2950,7 +2950,7 @@ def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.DivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -2995,7 +2995,7 @@ def div__Tensor_mode(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_ = SavedVariable.input(other)
         grad_fn.rounding_mode = rounding_mode
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # redispatch(), inline: the kernel below Autograd.
@@ -3297,9 +3297,9 @@ def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -3643,9 +3643,9 @@ def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -3701,9 +3701,9 @@ def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4191,9 +4191,9 @@ def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.end_ = SavedVariable.input(end)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -4275,9 +4275,9 @@ def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LerpBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.end_ = SavedVariable.input(end)
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -4320,10 +4320,10 @@ def addcmul(
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
@@ -4370,10 +4370,10 @@ def addcmul_(
         grad_fn = functions.AddcmulBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.tensor2_ = SavedVariable.input(tensor2)
         grad_fn.tensor2_scalar_type = SCALAR_TYPES[tensor2._data.dtype]
         grad_fn.value = value
@@ -4418,7 +4418,7 @@ def addcdiv(
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable.input(tensor2)
@@ -4467,7 +4467,7 @@ def addcdiv_(
         grad_fn = functions.AddcdivBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.tensor1_ = SavedVariable.input(tensor1)
         grad_fn.tensor1_scalar_type = SCALAR_TYPES[tensor1._data.dtype]
         grad_fn.tensor2_ = SavedVariable.input(tensor2)
@@ -4841,7 +4841,7 @@ def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.CopysignBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -4877,7 +4877,7 @@ def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn = functions.CopysignBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5052,7 +5052,7 @@ def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5086,7 +5086,7 @@ def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.LdexpBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5165,10 +5165,10 @@ def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -5202,10 +5202,10 @@ def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.NextafterBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
         grad_fn.other_info = TypeAndSize(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6274,9 +6274,9 @@ def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.FmodBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6316,9 +6316,9 @@ def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.HypotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6389,9 +6389,9 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.RemainderBackward1()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8069,9 +8069,9 @@ def index_add(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -8208,7 +8208,7 @@ def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> 
         grad_fn = functions.ScatterAddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8553,7 +8553,7 @@ def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -8755,7 +8755,7 @@ def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
@@ -8868,7 +8868,7 @@ def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) ->
         grad_fn = functions.ScatterAddBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -8969,9 +8969,9 @@ def index_add_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.dim = dim
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -9014,7 +9014,7 @@ def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) 
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_dim = source.dim()
     # redispatch(), inline: the kernel below Autograd.
@@ -9170,7 +9170,7 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
         grad_fn.set_next_edges(_next_edges)
         grad_fn.accumulate = accumulate
         grad_fn.index_ = SavedVariable.input(index)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.source_ = SavedVariable.input(source)
         grad_fn.source_info = TypeAndSize(source)
     # redispatch(), inline: the kernel below Autograd.
@@ -9661,11 +9661,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MmBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
         grad_fn.self_sym_sizes = tuple(self.shape)
         grad_fn.self_sym_strides = self.stride()
@@ -9696,9 +9696,9 @@ def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.BmmBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9727,9 +9727,9 @@ def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.DotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.tensor_ = SavedVariable.input(tensor)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9764,9 +9764,9 @@ def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.VdotBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9797,9 +9797,9 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MvBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9834,11 +9834,11 @@ def addmm(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat1_ = SavedVariable.input(mat1)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
         grad_fn.mat1_sym_strides = mat1.stride()
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
         grad_fn.mat2_sym_strides = mat2.stride()
@@ -10648,9 +10648,9 @@ def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
         grad_fn = functions.LinalgCrossBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        if _next_edges[0][0] is not None:
+        if grad_fn._fn0 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -10995,9 +10995,9 @@ def addmv(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat_ = SavedVariable.input(mat)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11044,9 +11044,9 @@ def addmv_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.mat_ = SavedVariable.input(mat)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec_ = SavedVariable.input(vec)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11091,9 +11091,9 @@ def addr(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.vec1_ = SavedVariable.input(vec1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11140,9 +11140,9 @@ def addr_(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
         grad_fn.beta = beta
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.vec1_ = SavedVariable.input(vec1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.vec2_ = SavedVariable.input(vec2)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11186,10 +11186,10 @@ def addbmm(
         grad_fn = functions.AddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
@@ -11237,10 +11237,10 @@ def addbmm_(
         grad_fn = functions.AddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
         grad_fn.batch1_sym_sizes = tuple(batch1.shape)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.batch2_sym_sizes = tuple(batch2.shape)
         grad_fn.beta = beta
@@ -11286,9 +11286,9 @@ def baddbmm(
         grad_fn = functions.BaddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -11335,9 +11335,9 @@ def baddbmm_(
         grad_fn = functions.BaddbmmBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.alpha = alpha
-        if _next_edges[2][0] is not None:
+        if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
@@ -19472,9 +19472,9 @@ def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19499,9 +19499,9 @@ def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19525,9 +19525,9 @@ def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19552,9 +19552,9 @@ def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.IgammacBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self.clone())
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -19800,9 +19800,9 @@ def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SpecialZetaBackward0()
         grad_fn.set_next_edges(_next_edges)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.other_ = SavedVariable.input(other)
-        if _next_edges[1][0] is not None:
+        if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -20482,23 +20482,26 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, size)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumToSizeBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20523,23 +20526,26 @@ def fast_select_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, dim, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.SelectBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.index = index
     result = kernel(ks, grad_output, input_sizes, dim, index)
@@ -20570,23 +20576,26 @@ def fast_slice_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, dim, start, end, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, dim, start, end, step)
-    _next_edges = (edge_0,)
     grad_fn = functions.SliceBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.end = end
     grad_fn.start = start
@@ -20612,23 +20621,26 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.FlipBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     result = kernel(ks, self, dims)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20651,23 +20663,26 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, shifts, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, shifts, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.RollBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     grad_fn.shifts = shifts
     result = kernel(ks, self, shifts, dims)
@@ -20691,23 +20706,26 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, repeats)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, repeats)
-    _next_edges = (edge_0,)
     grad_fn = functions.RepeatBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.repeats = repeats
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, repeats)
@@ -20731,23 +20749,26 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, size)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeViewBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20770,23 +20791,26 @@ def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, pad, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, pad, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ConstantPadNdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pad = pad
     result = kernel(ks, self, pad, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -20811,23 +20835,26 @@ def fast_diagonal_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, input_sizes, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20852,23 +20879,26 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagonalCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20894,23 +20924,26 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, offset, dim1, dim2)
-    _next_edges = (edge_0,)
     grad_fn = functions.DiagEmbedBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -20935,23 +20968,26 @@ def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, repeats, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if repeats._base is not None:
         refresh_view(repeats)
-    if repeats._grad_fn is not None:
-        edge_0 = (repeats._grad_fn, repeats._output_nr)
+    nr_0 = 0
+    fn_0 = repeats._grad_fn
+    if fn_0 is not None:
+        nr_0 = repeats._output_nr
     elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
         if accumulator is None:
             accumulator = repeats._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, repeats, output_size)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("repeat_interleave")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, repeats, output_size)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -20972,39 +21008,57 @@ def fast_as_strided_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, size, stride, storage_offset)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, size, stride, storage_offset)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AsStridedScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.size = size
-    if _next_edges[0][0] is not None:
-        grad_fn.src_ = SavedVariable.input(src)
+    if grad_fn._fn0 is not None:
+        grad_fn.src_ = (
+            src
+            if src._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(src)
+        )
     grad_fn.storage_offset = storage_offset
     grad_fn.stride = stride
     result = kernel(ks, self, src, size, stride, storage_offset)
@@ -21030,23 +21084,26 @@ def fast_unfold_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_in, input_sizes, dim, size, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_in._base is not None:
         refresh_view(grad_in)
-    if grad_in._grad_fn is not None:
-        edge_0 = (grad_in._grad_fn, grad_in._output_nr)
+    nr_0 = 0
+    fn_0 = grad_in._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_in._output_nr
     elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
         if accumulator is None:
             accumulator = grad_in._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_in, input_sizes, dim, size, step)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnfoldBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.size = size
     grad_fn.step = step
@@ -21071,23 +21128,26 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, start, length)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, start, length)
-    _next_edges = (edge_0,)
     grad_fn = functions.NarrowCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.length = length
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -21113,23 +21173,26 @@ def fast_lift(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LiftBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21151,23 +21214,26 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dims)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dims)
-    _next_edges = (edge_0,)
     grad_fn = functions.Rot90Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dims = dims
     grad_fn.k = k
     result = kernel(ks, self, k, dims)
@@ -21191,34 +21257,44 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, real, imag)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if real._base is not None:
         refresh_view(real)
-    if real._grad_fn is not None:
-        edge_0 = (real._grad_fn, real._output_nr)
+    nr_0 = 0
+    fn_0 = real._grad_fn
+    if fn_0 is not None:
+        nr_0 = real._output_nr
     elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = real._grad_accumulator and real._grad_accumulator()
         if accumulator is None:
             accumulator = real._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if imag._base is not None:
         refresh_view(imag)
-    if imag._grad_fn is not None:
-        edge_1 = (imag._grad_fn, imag._output_nr)
+    nr_1 = 0
+    fn_1 = imag._grad_fn
+    if fn_1 is not None:
+        nr_1 = imag._output_nr
     elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = imag._grad_accumulator and imag._grad_accumulator()
         if accumulator is None:
             accumulator = imag._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, real, imag)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ComplexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, real, imag)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21240,34 +21316,44 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, abs, angle)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if abs._base is not None:
         refresh_view(abs)
-    if abs._grad_fn is not None:
-        edge_0 = (abs._grad_fn, abs._output_nr)
+    nr_0 = 0
+    fn_0 = abs._grad_fn
+    if fn_0 is not None:
+        nr_0 = abs._output_nr
     elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = abs._grad_accumulator and abs._grad_accumulator()
         if accumulator is None:
             accumulator = abs._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if angle._base is not None:
         refresh_view(angle)
-    if angle._grad_fn is not None:
-        edge_1 = (angle._grad_fn, angle._output_nr)
+    nr_1 = 0
+    fn_1 = angle._grad_fn
+    if fn_1 is not None:
+        nr_1 = angle._output_nr
     elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = angle._grad_accumulator and angle._grad_accumulator()
         if accumulator is None:
             accumulator = angle._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, abs, angle)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PolarBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, abs, angle)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21290,34 +21376,44 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -21342,34 +21438,44 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SubBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -21394,39 +21500,57 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MulBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21449,25 +21573,32 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.exponent = exponent
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21489,23 +21620,26 @@ def fast_neg(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.NegBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21527,23 +21661,26 @@ def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, memory_format)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, memory_format)
-    _next_edges = (edge_0,)
     grad_fn = functions.CloneBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, memory_format)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21577,25 +21714,28 @@ def fast__to_copy(
         return kernel(
             ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.ToCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(
         ks, self, dtype, layout, device, pin_memory, non_blocking, memory_format
@@ -21620,23 +21760,26 @@ def fast_exp(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ExpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21659,23 +21802,26 @@ def fast_exp2(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Exp2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21698,24 +21844,31 @@ def fast_log(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21737,24 +21890,31 @@ def fast_log2(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log2Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21776,24 +21936,31 @@ def fast_log10(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log10Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21815,24 +21982,31 @@ def fast_log1p(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Log1PBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21854,23 +22028,26 @@ def fast_expm1(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Expm1Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21893,23 +22070,26 @@ def fast_sqrt(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SqrtBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21932,23 +22112,26 @@ def fast_rsqrt(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.RsqrtBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21971,23 +22154,26 @@ def fast_reciprocal(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReciprocalBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22010,24 +22196,31 @@ def fast_abs(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AbsBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22049,24 +22242,31 @@ def fast_sgn(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SgnBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22089,23 +22289,26 @@ def fast_sign(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SignBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22127,24 +22330,31 @@ def fast_sin(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SinBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22166,24 +22376,31 @@ def fast_cos(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CosBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22205,23 +22422,26 @@ def fast_tan(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22244,24 +22464,31 @@ def fast_asin(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AsinBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22283,24 +22510,31 @@ def fast_acos(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AcosBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22322,24 +22556,31 @@ def fast_atan(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AtanBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22361,24 +22602,31 @@ def fast_sinh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SinhBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22400,24 +22648,31 @@ def fast_cosh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CoshBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22439,23 +22694,26 @@ def fast_tanh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22478,23 +22736,26 @@ def fast_sigmoid(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22517,24 +22778,31 @@ def fast_erf(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22556,23 +22824,26 @@ def fast_floor(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FloorBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22594,23 +22865,26 @@ def fast_ceil(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.CeilBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22632,23 +22906,26 @@ def fast_round(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22670,23 +22947,26 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, decimals)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, decimals)
-    _next_edges = (edge_0,)
     grad_fn = functions.RoundBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, decimals)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22708,23 +22988,26 @@ def fast_trunc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TruncBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22746,24 +23029,31 @@ def fast_angle(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AngleBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22785,36 +23075,54 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22836,36 +23144,54 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TanhBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     result = kernel(ks, grad_output, output)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22887,36 +23213,54 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if exponent._base is not None:
         refresh_view(exponent)
-    if exponent._grad_fn is not None:
-        edge_1 = (exponent._grad_fn, exponent._output_nr)
+    nr_1 = 0
+    fn_1 = exponent._grad_fn
+    if fn_1 is not None:
+        nr_1 = exponent._output_nr
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
             accumulator = exponent._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PowBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.exponent_ = SavedVariable.input(exponent)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.exponent_ = (
+        exponent
+        if exponent._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(exponent)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -22939,24 +23283,31 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, exponent)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if exponent._base is not None:
         refresh_view(exponent)
-    if exponent._grad_fn is not None:
-        edge_0 = (exponent._grad_fn, exponent._output_nr)
+    nr_0 = 0
+    fn_0 = exponent._grad_fn
+    if fn_0 is not None:
+        nr_0 = exponent._output_nr
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
             accumulator = exponent._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, exponent)
-    _next_edges = (edge_0,)
     grad_fn = functions.PowBackward2()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.exponent_ = SavedVariable.input(exponent)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.exponent_ = (
+        exponent
+        if exponent._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(exponent)
+    )
     grad_fn.self = self
     result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -22980,23 +23331,26 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.AddBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23019,23 +23373,26 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.SubBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23058,23 +23415,26 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.MulBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -23098,37 +23458,55 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23151,23 +23529,26 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.DivBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other)
@@ -23191,38 +23572,56 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, rounding_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, rounding_mode)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DivBackward2()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.rounding_mode = rounding_mode
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, rounding_mode)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23245,34 +23644,44 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("floor_divide")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23287,23 +23696,26 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("floor_divide")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23318,34 +23730,44 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RsubBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
@@ -23370,23 +23792,26 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.RsubBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, other, alpha)
@@ -23410,36 +23835,54 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaximumBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23461,36 +23904,54 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MinimumBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23512,36 +23973,54 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23563,36 +24042,54 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FminBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23614,36 +24111,54 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Atan2Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23665,38 +24180,56 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HypotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn0 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23721,23 +24254,26 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, quant_min, quant_max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, scale, zero_point, quant_min, quant_max)
-    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerTensorAffineCachemaskBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, scale, zero_point, quant_min, quant_max)
     set_history(result[0], grad_fn)
     grad_fn.mask_ = SavedVariable(result[1], True)
@@ -23755,36 +24291,46 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad._base is not None:
         refresh_view(grad)
-    if grad._grad_fn is not None:
-        edge_0 = (grad._grad_fn, grad._output_nr)
+    nr_0 = 0
+    fn_0 = grad._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad._output_nr
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
             accumulator = grad._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad, mask)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_tensor_affine_cachemask_backward"
     )
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad, mask)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23810,23 +24356,26 @@ def fast_fake_quantize_per_channel_affine_cachemask(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
-    _next_edges = (edge_0,)
     grad_fn = functions.FakeQuantizePerChannelAffineCachemaskBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, scale, zero_point, axis, quant_min, quant_max)
     set_history(result[0], grad_fn)
     grad_fn.mask_ = SavedVariable(result[1], True)
@@ -23844,36 +24393,46 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad._base is not None:
         refresh_view(grad)
-    if grad._grad_fn is not None:
-        edge_0 = (grad._grad_fn, grad._output_nr)
+    nr_0 = 0
+    fn_0 = grad._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad._output_nr
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
             accumulator = grad._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad, mask)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward(
         "fake_quantize_per_channel_affine_cachemask_backward"
     )
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad, mask)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -23888,35 +24447,49 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, condition, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, condition, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.WhereBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.condition_ = SavedVariable.input(condition)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.condition_ = (
+        condition
+        if condition._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(condition)
+    )
     result = kernel(ks, condition, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23938,26 +24511,33 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min, max)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -23979,25 +24559,32 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampMinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.min = min
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24019,25 +24606,32 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, max)
-    _next_edges = (edge_0,)
     grad_fn = functions.ClampMaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max = max
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24059,38 +24653,56 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FmodBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24112,23 +24724,26 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.FmodBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24150,38 +24765,56 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RemainderBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24203,23 +24836,26 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.RemainderBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24241,34 +24877,44 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_and")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24283,34 +24929,44 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_or")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24325,34 +24981,44 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("bitwise_xor")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, other)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24367,23 +25033,26 @@ def fast_bitwise_not(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bitwise_not")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -24398,34 +25067,44 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, non_blocking)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, non_blocking)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.src_options = SCALAR_TYPES[src._data.dtype]
     result = kernel(ks, self, src, non_blocking)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24448,23 +25127,26 @@ def fast_zero(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ZeroBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24486,23 +25168,26 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.FillBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24524,34 +25209,44 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FillBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24573,34 +25268,44 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, end, weight)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if end._base is not None:
         refresh_view(end)
-    if end._grad_fn is not None:
-        edge_1 = (end._grad_fn, end._output_nr)
+    nr_1 = 0
+    fn_1 = end._grad_fn
+    if fn_1 is not None:
+        nr_1 = end._output_nr
     elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = end._grad_accumulator and end._grad_accumulator()
         if accumulator is None:
             accumulator = end._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, end, weight)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LerpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.weight = weight
     result = kernel(ks, self, end, weight)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -24625,24 +25330,31 @@ def fast_nan_to_num(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, nan, posinf, neginf)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, nan, posinf, neginf)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanToNumBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, nan, posinf, neginf)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24664,24 +25376,31 @@ def fast_acosh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AcoshBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24703,24 +25422,31 @@ def fast_asinh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AsinhBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24742,24 +25468,31 @@ def fast_atanh(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.AtanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24781,23 +25514,26 @@ def fast_deg2rad(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Deg2RadBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24819,23 +25555,26 @@ def fast_rad2deg(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.Rad2DegBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24857,37 +25596,51 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CopysignBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.other_info = TypeAndSize(other)
-    if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn0 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24910,24 +25663,31 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.CopysignBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24950,23 +25710,26 @@ def fast_frac(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FracBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -24988,23 +25751,26 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.FrexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     grad_fn.exponent_ = SavedVariable(result[1], True)
@@ -25020,36 +25786,50 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LdexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25072,34 +25852,44 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, values)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, values)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("heaviside")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, values)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -25114,39 +25904,57 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NextafterBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
     grad_fn.other_info = TypeAndSize(other)
-    if _next_edges[0][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn0 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25168,36 +25976,54 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.Logaddexp2Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25219,36 +26045,54 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if min._base is not None:
         refresh_view(min)
-    if min._grad_fn is not None:
-        edge_1 = (min._grad_fn, min._output_nr)
+    nr_1 = 0
+    fn_1 = min._grad_fn
+    if fn_1 is not None:
+        nr_1 = min._output_nr
     elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = min._grad_accumulator and min._grad_accumulator()
         if accumulator is None:
             accumulator = min._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, min)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMinBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.min_ = SavedVariable.input(min)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.min_ = (
+        min
+        if min._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(min)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25270,36 +26114,54 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, max)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if max._base is not None:
         refresh_view(max)
-    if max._grad_fn is not None:
-        edge_1 = (max._grad_fn, max._output_nr)
+    nr_1 = 0
+    fn_1 = max._grad_fn
+    if fn_1 is not None:
+        nr_1 = max._output_nr
     elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = max._grad_accumulator and max._grad_accumulator()
         if accumulator is None:
             accumulator = max._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, max)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ClampMaxBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.max_ = SavedVariable.input(max)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.max_ = (
+        max
+        if max._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(max)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, max)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25321,36 +26183,54 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogaddexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25372,23 +26252,26 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.PoissonBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, generator)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25411,23 +26294,26 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.BernoulliBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, generator)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25449,23 +26335,26 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, generator)
-    _next_edges = (edge_0,)
     grad_fn = NotImplementedBackward("bernoulli")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, p, generator)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -25518,23 +26407,26 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -25559,23 +26451,26 @@ def fast_sum_dim_IntList(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.SumBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25600,23 +26495,26 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_numel = self.numel()
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dtype)
@@ -25642,23 +26540,26 @@ def fast_mean_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.MeanBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_numel = self.numel()
@@ -25684,24 +26585,31 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25726,26 +26634,33 @@ def fast_prod_dim_int(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.ProdBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25768,23 +26683,26 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25803,24 +26721,31 @@ def fast_max(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25843,23 +26768,26 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -25878,24 +26806,31 @@ def fast_min(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MinBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25918,26 +26853,33 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -25960,26 +26902,33 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AminBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26002,26 +26951,33 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogsumexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26046,27 +27002,34 @@ def fast_var_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.VarBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26090,27 +27053,34 @@ def fast_std_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.StdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26133,23 +27103,26 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumsumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
@@ -26173,25 +27146,32 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumprodBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26215,23 +27195,26 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, descending)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, descending)
-    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, descending)
@@ -26251,23 +27234,26 @@ def fast_sort_stable(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, stable, dim, descending)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, stable, dim, descending)
-    _next_edges = (edge_0,)
     grad_fn = functions.SortBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, stable, dim, descending)
@@ -26285,23 +27271,26 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, largest, sorted)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dim, largest, sorted)
-    _next_edges = (edge_0,)
     grad_fn = functions.TopkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, k, dim, largest, sorted)
@@ -26319,25 +27308,32 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogcumsumexpBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26360,25 +27356,32 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.CummaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -26394,25 +27397,32 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.CumminBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -26428,23 +27438,26 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, k, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, k, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.KthvalueBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26463,24 +27476,31 @@ def fast_median(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26503,23 +27523,26 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.MedianBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26538,24 +27561,31 @@ def fast_nanmedian(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26578,23 +27608,26 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.NanmedianBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26613,23 +27646,26 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.ModeBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -26648,26 +27684,33 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.AminmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26687,26 +27730,33 @@ def fast_nansum(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NansumBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26731,27 +27781,34 @@ def fast_std_mean_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.StdMeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26770,27 +27827,34 @@ def fast_var_mean_correction(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, correction, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, correction, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.VarMeanBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.correction = correction
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim, correction, keepdim)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -26808,23 +27872,26 @@ def fast__unique2(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, sorted, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.Unique2Backward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, sorted, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26841,23 +27908,26 @@ def fast_unique_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, sorted, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, sorted, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, dim, sorted, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26874,23 +27944,26 @@ def fast_unique_consecutive(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, return_inverse, return_counts, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, return_inverse, return_counts, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueConsecutiveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, return_inverse, return_counts, dim)
     set_history(result[0], grad_fn)
     return result
@@ -26905,23 +27978,26 @@ def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, sorted, return_inverse)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, sorted, return_inverse)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, sorted, return_inverse)
     set_history(result[0], grad_fn)
     return result
@@ -26938,23 +28014,26 @@ def fast_unique_dim_consecutive(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, return_inverse, return_counts)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, return_inverse, return_counts)
-    _next_edges = (edge_0,)
     grad_fn = functions.UniqueDimConsecutiveBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, dim, return_inverse, return_counts)
     set_history(result[0], grad_fn)
     return result
@@ -26985,27 +28064,34 @@ def fast_segment_reduce(
         return kernel(
             ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if data._base is not None:
         refresh_view(data)
-    if data._grad_fn is not None:
-        edge_0 = (data._grad_fn, data._output_nr)
+    nr_0 = 0
+    fn_0 = data._grad_fn
+    if fn_0 is not None:
+        nr_0 = data._output_nr
     elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = data._grad_accumulator and data._grad_accumulator()
         if accumulator is None:
             accumulator = data._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, data, reduce, lengths, indices, offsets, axis, unsafe, initial
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.SegmentReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.axis = axis
-    grad_fn.data_ = SavedVariable.input(data)
+    grad_fn.data_ = (
+        data
+        if data._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(data)
+    )
     grad_fn.initial = initial
     grad_fn.lengths_ = None if lengths is None else SavedVariable.input(lengths)
     grad_fn.offsets_ = None if offsets is None else SavedVariable.input(offsets)
@@ -27032,25 +28118,32 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexSelectBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self, dim, index)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27075,40 +28168,58 @@ def fast_index_add(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source, alpha)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexAddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
     grad_fn.dim = dim
-    if _next_edges[1][0] is not None:
-        grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+    if grad_fn._fn1 is not None:
+        grad_fn.index_ = (
+            index
+            if index._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(index)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27131,26 +28242,37 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, sparse_grad)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, sparse_grad)
-    _next_edges = (edge_0,)
     grad_fn = functions.GatherBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.sparse_grad = sparse_grad
     result = kernel(ks, self, dim, index, sparse_grad)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27173,36 +28295,50 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27224,25 +28360,32 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ScatterBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27264,37 +28407,51 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterAddBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    if _next_edges[1][0] is not None:
-        grad_fn.index_ = SavedVariable.input(index)
+    if grad_fn._fn1 is not None:
+        grad_fn.index_ = (
+            index
+            if index._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(index)
+        )
     result = kernel(ks, self, dim, index, src)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27316,24 +28473,31 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, mask, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedFillBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27355,35 +28519,49 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mask, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedFillBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, self, mask, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27405,23 +28583,26 @@ def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
@@ -27447,34 +28628,44 @@ def fast_index_put(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, indices, values, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexPutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
@@ -27501,40 +28692,62 @@ def fast_scatter_reduce_two(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, src, reduce, include_self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, src, reduce, include_self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ScatterReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.src_ = SavedVariable.input(src)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.src_ = (
+        src
+        if src._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(src)
+    )
     result = kernel(ks, self, dim, index, src, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27557,38 +28770,56 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexCopyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    if grad_fn._fn1 is not None:
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_dim = source.dim()
     result = kernel(ks, self, dim, index, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27613,25 +28844,32 @@ def fast_index_fill_int_Scalar(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.IndexFillBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27655,36 +28893,50 @@ def fast_index_fill_int_Tensor(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
-    if value._grad_fn is not None:
-        edge_1 = (value._grad_fn, value._output_nr)
+    nr_1 = 0
+    fn_1 = value._grad_fn
+    if fn_1 is not None:
+        nr_1 = value._output_nr
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
             accumulator = value._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, value)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexFillBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     result = kernel(ks, self, dim, index, value)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27706,35 +28958,49 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask, source)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mask, source)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaskedScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     grad_fn.source_sym_sizes = tuple(source.shape)
     result = kernel(ks, self, mask, source)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27757,25 +29023,36 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mask)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, mask)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedSelectBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.mask_ = SavedVariable.input(mask)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, mask)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27797,25 +29074,36 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, index)
-    _next_edges = (edge_0,)
     grad_fn = functions.TakeBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.index_ = SavedVariable.input(index)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, index)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -27837,38 +29125,56 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, index, source, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, index, source, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
-    grad_fn.index_ = SavedVariable.input(index)
-    if _next_edges[1][0] is not None:
-        grad_fn.source_ = SavedVariable.input(source)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
+    if grad_fn._fn1 is not None:
+        grad_fn.source_ = (
+            source
+            if source._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(source)
+        )
     grad_fn.source_info = TypeAndSize(source)
     result = kernel(ks, self, index, source, accumulate)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -27893,34 +29199,44 @@ def fast_scatter_value_reduce(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, value, reduce)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if index._base is not None:
         refresh_view(index)
-    if index._grad_fn is not None:
-        edge_1 = (index._grad_fn, index._output_nr)
+    nr_1 = 0
+    fn_1 = index._grad_fn
+    if fn_1 is not None:
+        nr_1 = index._output_nr
     elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = index._grad_accumulator and index._grad_accumulator()
         if accumulator is None:
             accumulator = index._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, value, reduce)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("scatter")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, self, dim, index, value, reduce)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -27942,40 +29258,62 @@ def fast_index_reduce(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, index, source, reduce, include_self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
-    if source._grad_fn is not None:
-        edge_1 = (source._grad_fn, source._output_nr)
+    nr_1 = 0
+    fn_1 = source._grad_fn
+    if fn_1 is not None:
+        nr_1 = source._output_nr
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
             accumulator = source._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, dim, index, source, reduce, include_self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IndexReduceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.include_self = include_self
-    grad_fn.index_ = SavedVariable.input(index)
+    grad_fn.index_ = (
+        index
+        if index._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(index)
+    )
     grad_fn.reduce = reduce
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.source_ = SavedVariable.input(source)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.source_ = (
+        source
+        if source._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(source)
+    )
     result = kernel(ks, self, dim, index, source, reduce, include_self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28000,25 +29338,32 @@ def fast_masked_scatter_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, sizes)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, mask, sizes)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaskedScatterBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.grad_output_info = TypeAndSize(grad_output)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     result = kernel(ks, grad_output, mask, sizes)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28042,34 +29387,44 @@ def fast_slice_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, start, end, step)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, dim, start, end, step)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SliceScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.end = end
     grad_fn.src_info = TypeAndSize(src)
@@ -28096,34 +29451,44 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, dim, index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, dim, index)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SelectScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
     grad_fn.index = index
     grad_fn.src_info = TypeAndSize(src)
@@ -28150,34 +29515,44 @@ def fast_diagonal_scatter(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, src, offset, dim1, dim2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
-    if src._grad_fn is not None:
-        edge_1 = (src._grad_fn, src._output_nr)
+    nr_1 = 0
+    fn_1 = src._grad_fn
+    if fn_1 is not None:
+        nr_1 = src._output_nr
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
             accumulator = src._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, src, offset, dim1, dim2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DiagonalScatterBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
@@ -28203,23 +29578,26 @@ def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices)
-    _next_edges = (edge_0,)
     grad_fn = functions.UnsafeIndexBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, self, indices)
@@ -28245,34 +29623,44 @@ def fast__unsafe_index_put(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, values, accumulate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
-    if values._grad_fn is not None:
-        edge_1 = (values._grad_fn, values._output_nr)
+    nr_1 = 0
+    fn_1 = values._grad_fn
+    if fn_1 is not None:
+        nr_1 = values._output_nr
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
             accumulator = values._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, indices, values, accumulate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.UnsafeIndexPutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.accumulate = accumulate
     grad_fn.indices_ = SavedVariableList(indices)
     grad_fn.values_info = TypeAndSize(values)
@@ -28297,40 +29685,58 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
-    if mat2._grad_fn is not None:
-        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    nr_1 = 0
+    fn_1 = mat2._grad_fn
+    if fn_1 is not None:
+        nr_1 = mat2._output_nr
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
             accumulator = mat2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mat2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MmBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.mat2_ = SavedVariable.input(mat2)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.mat2_ = (
+            mat2
+            if mat2._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(mat2)
+        )
     grad_fn.mat2_sym_sizes = tuple(mat2.shape)
     grad_fn.mat2_sym_strides = mat2.stride()
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     grad_fn.self_sym_sizes = tuple(self.shape)
     grad_fn.self_sym_strides = self.stride()
     result = kernel(ks, self, mat2)
@@ -28354,38 +29760,56 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, mat2)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
-    if mat2._grad_fn is not None:
-        edge_1 = (mat2._grad_fn, mat2._output_nr)
+    nr_1 = 0
+    fn_1 = mat2._grad_fn
+    if fn_1 is not None:
+        nr_1 = mat2._output_nr
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
             accumulator = mat2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, mat2)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BmmBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.mat2_ = SavedVariable.input(mat2)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.mat2_ = (
+            mat2
+            if mat2._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(mat2)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, mat2)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28407,38 +29831,56 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, tensor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if tensor._base is not None:
         refresh_view(tensor)
-    if tensor._grad_fn is not None:
-        edge_1 = (tensor._grad_fn, tensor._output_nr)
+    nr_1 = 0
+    fn_1 = tensor._grad_fn
+    if fn_1 is not None:
+        nr_1 = tensor._output_nr
     elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
         if accumulator is None:
             accumulator = tensor._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, tensor)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
-    if _next_edges[0][0] is not None:
-        grad_fn.tensor_ = SavedVariable.input(tensor)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
+    if grad_fn._fn0 is not None:
+        grad_fn.tensor_ = (
+            tensor
+            if tensor._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(tensor)
+        )
     result = kernel(ks, self, tensor)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28460,38 +29902,56 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.VdotBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28513,38 +29973,56 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, vec)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if vec._base is not None:
         refresh_view(vec)
-    if vec._grad_fn is not None:
-        edge_1 = (vec._grad_fn, vec._output_nr)
+    nr_1 = 0
+    fn_1 = vec._grad_fn
+    if fn_1 is not None:
+        nr_1 = vec._output_nr
     elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = vec._grad_accumulator and vec._grad_accumulator()
         if accumulator is None:
             accumulator = vec._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, vec)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MvBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
-    if _next_edges[0][0] is not None:
-        grad_fn.vec_ = SavedVariable.input(vec)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
+    if grad_fn._fn0 is not None:
+        grad_fn.vec_ = (
+            vec
+            if vec._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(vec)
+        )
     result = kernel(ks, self, vec)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28568,37 +30046,55 @@ def fast__cdist_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, x1, x2, p, compute_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if x1._base is not None:
         refresh_view(x1)
-    if x1._grad_fn is not None:
-        edge_0 = (x1._grad_fn, x1._output_nr)
+    nr_0 = 0
+    fn_0 = x1._grad_fn
+    if fn_0 is not None:
+        nr_0 = x1._output_nr
     elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x1._grad_accumulator and x1._grad_accumulator()
         if accumulator is None:
             accumulator = x1._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if x2._base is not None:
         refresh_view(x2)
-    if x2._grad_fn is not None:
-        edge_1 = (x2._grad_fn, x2._output_nr)
+    nr_1 = 0
+    fn_1 = x2._grad_fn
+    if fn_1 is not None:
+        nr_1 = x2._output_nr
     elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x2._grad_accumulator and x2._grad_accumulator()
         if accumulator is None:
             accumulator = x2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, x1, x2, p, compute_mode)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CdistBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.p = p
-    grad_fn.x1_ = SavedVariable.input(x1)
-    grad_fn.x2_ = SavedVariable.input(x2)
+    grad_fn.x1_ = (
+        x1
+        if x1._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(x1)
+    )
+    grad_fn.x2_ = (
+        x2
+        if x2._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(x2)
+    )
     result = kernel(ks, x1, x2, p, compute_mode)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28621,25 +30117,32 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.PdistBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28662,23 +30165,26 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, diagonal)
-    _next_edges = (edge_0,)
     grad_fn = functions.TrilBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28701,23 +30207,26 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, diagonal)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, diagonal)
-    _next_edges = (edge_0,)
     grad_fn = functions.TriuBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.diagonal = diagonal
     result = kernel(ks, self, diagonal)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28740,23 +30249,26 @@ def fast_trace(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.TraceBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_sym_sizes = tuple(self.shape)
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -28785,27 +30297,34 @@ def fast_linalg_vector_norm(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, ord, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, ord, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgVectorNormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.ord = ord
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, ord, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28828,25 +30347,32 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28871,27 +30397,34 @@ def fast_norm_ScalarOpt_dim(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, keepdim)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward1()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, keepdim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28914,37 +30447,55 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, p)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.DistBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -28967,23 +30518,26 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgInvExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, A, check_errors)
     set_history(result[0], grad_fn)
     grad_fn.inverse_ = SavedVariable(result[0], True)
@@ -28999,24 +30553,31 @@ def fast__linalg_det(A: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgDetBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable.input(A)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     grad_fn.LU_ = SavedVariable(result[1], True)
@@ -29034,24 +30595,31 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSlogdetBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable.input(A)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     result = kernel(ks, A)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29070,35 +30638,49 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, B, left, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, A, B, left, check_errors)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveExBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable.input(A)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
     grad_fn.left = left
     result = kernel(ks, A, B, left, check_errors)
     set_history(result[0], grad_fn)
@@ -29117,23 +30699,26 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgCholeskyExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upper = upper
     result = kernel(ks, self, upper, check_errors)
     set_history(result[0], grad_fn)
@@ -29150,23 +30735,26 @@ def fast_linalg_qr(A: Tensor, mode: str) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgQrBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.mode = mode
     result = kernel(ks, A, mode)
     set_history(result[0], grad_fn)
@@ -29187,23 +30775,26 @@ def fast__linalg_svd(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, full_matrices, compute_uv, driver)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, full_matrices, compute_uv, driver)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgSvdBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.A_sym_sizes = tuple(A.shape)
     grad_fn.full_matrices = full_matrices
     result = kernel(ks, A, full_matrices, compute_uv, driver)
@@ -29225,23 +30816,26 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, UPLO, compute_v)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, UPLO, compute_v)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEighBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, A, UPLO, compute_v)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29259,23 +30853,26 @@ def fast_linalg_eig(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgEigBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
@@ -29296,36 +30893,50 @@ def fast_linalg_solve_triangular(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, B, upper, left, unitriangular)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, B, upper, left, unitriangular)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgSolveTriangularBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.left = left
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
     result = kernel(ks, self, B, upper, left, unitriangular)
@@ -29350,39 +30961,57 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other, dim)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgCrossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    if _next_edges[0][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29404,24 +31033,31 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgMatrixExpBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29447,24 +31083,31 @@ def fast_linalg_pinv_atol_rtol_tensor(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, atol, rtol, hermitian)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, atol, rtol, hermitian)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgPinvBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, atol, rtol, hermitian)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29489,36 +31132,54 @@ def fast_linalg_lstsq(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, b, rcond, driver)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if b._base is not None:
         refresh_view(b)
-    if b._grad_fn is not None:
-        edge_1 = (b._grad_fn, b._output_nr)
+    nr_1 = 0
+    fn_1 = b._grad_fn
+    if fn_1 is not None:
+        nr_1 = b._output_nr
     elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = b._grad_accumulator and b._grad_accumulator()
         if accumulator is None:
             accumulator = b._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, b, rcond, driver)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLstsqBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.b_ = SavedVariable.input(b)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.b_ = (
+        b
+        if b._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(b)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, b, rcond, driver)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -29535,23 +31196,26 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, pivot, check_errors)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, pivot, check_errors)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuFactorExBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pivot = pivot
     result = kernel(ks, A, pivot, check_errors)
     set_history(result[0], grad_fn)
@@ -29569,23 +31233,26 @@ def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, A, pivot)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_0 = (A._grad_fn, A._output_nr)
+    nr_0 = 0
+    fn_0 = A._grad_fn
+    if fn_0 is not None:
+        nr_0 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, A, pivot)
-    _next_edges = (edge_0,)
     grad_fn = functions.LinalgLuBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.pivot = pivot
     result = kernel(ks, A, pivot)
     set_history(result[0], grad_fn)
@@ -29609,38 +31276,56 @@ def fast_linalg_lu_solve(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, LU, pivots, B, left, adjoint)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if LU._base is not None:
         refresh_view(LU)
-    if LU._grad_fn is not None:
-        edge_0 = (LU._grad_fn, LU._output_nr)
+    nr_0 = 0
+    fn_0 = LU._grad_fn
+    if fn_0 is not None:
+        nr_0 = LU._output_nr
     elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU._grad_accumulator and LU._grad_accumulator()
         if accumulator is None:
             accumulator = LU._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
-    if B._grad_fn is not None:
-        edge_1 = (B._grad_fn, B._output_nr)
+    nr_1 = 0
+    fn_1 = B._grad_fn
+    if fn_1 is not None:
+        nr_1 = B._output_nr
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
             accumulator = B._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, LU, pivots, B, left, adjoint)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgLuSolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.LU_ = SavedVariable.input(LU)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.LU_ = (
+        LU
+        if LU._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(LU)
+    )
     grad_fn.adjoint = adjoint
     grad_fn.left = left
-    grad_fn.pivots_ = SavedVariable.input(pivots)
+    grad_fn.pivots_ = (
+        pivots
+        if pivots._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(pivots)
+    )
     result = kernel(ks, LU, pivots, B, left, adjoint)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29663,23 +31348,26 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper)
-    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29703,36 +31391,54 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, tau)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if tau._base is not None:
         refresh_view(tau)
-    if tau._grad_fn is not None:
-        edge_1 = (tau._grad_fn, tau._output_nr)
+    nr_1 = 0
+    fn_1 = tau._grad_fn
+    if fn_1 is not None:
+        nr_1 = tau._output_nr
     elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tau._grad_accumulator and tau._grad_accumulator()
         if accumulator is None:
             accumulator = tau._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, tau)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LinalgHouseholderProductBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.input_ = SavedVariable.input(input)
-    grad_fn.tau_ = SavedVariable.input(tau)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
+    grad_fn.tau_ = (
+        tau
+        if tau._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(tau)
+    )
     result = kernel(ks, input, tau)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29755,25 +31461,32 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29798,27 +31511,34 @@ def fast_norm_ScalarOpt_dim_dtype(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, keepdim, dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, keepdim, dtype)
-    _next_edges = (edge_0,)
     grad_fn = functions.NormBackward3()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29841,27 +31561,34 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p, dim, maxnorm)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p, dim, maxnorm)
-    _next_edges = (edge_0,)
     grad_fn = functions.RenormBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.maxnorm = maxnorm
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p, dim, maxnorm)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29883,24 +31610,31 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upper)
-    _next_edges = (edge_0,)
     grad_fn = functions.CholeskyInverseBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.upper = upper
     result = kernel(ks, self, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29924,36 +31658,54 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, input2, upper)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if input2._base is not None:
         refresh_view(input2)
-    if input2._grad_fn is not None:
-        edge_1 = (input2._grad_fn, input2._output_nr)
+    nr_1 = 0
+    fn_1 = input2._grad_fn
+    if fn_1 is not None:
+        nr_1 = input2._output_nr
     elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input2._grad_accumulator and input2._grad_accumulator()
         if accumulator is None:
             accumulator = input2._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, input2, upper)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.CholeskySolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.input2_ = SavedVariable.input(input2)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.input2_ = (
+        input2
+        if input2._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input2)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.upper = upper
     result = kernel(ks, self, input2, upper)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -29979,36 +31731,54 @@ def fast_triangular_solve(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, A, upper, transpose, unitriangular)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if A._base is not None:
         refresh_view(A)
-    if A._grad_fn is not None:
-        edge_1 = (A._grad_fn, A._output_nr)
+    nr_1 = 0
+    fn_1 = A._grad_fn
+    if fn_1 is not None:
+        nr_1 = A._output_nr
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
             accumulator = A._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, A, upper, transpose, unitriangular)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.TriangularSolveBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.A_ = SavedVariable.input(A)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.A_ = (
+        A
+        if A._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(A)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.transpose = transpose
     grad_fn.unitriangular = unitriangular
     grad_fn.upper = upper
@@ -30030,23 +31800,26 @@ def fast_lu_unpack(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if LU_data._base is not None:
         refresh_view(LU_data)
-    if LU_data._grad_fn is not None:
-        edge_0 = (LU_data._grad_fn, LU_data._output_nr)
+    nr_0 = 0
+    fn_0 = LU_data._grad_fn
+    if fn_0 is not None:
+        nr_0 = LU_data._output_nr
     elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
         if accumulator is None:
             accumulator = LU_data._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
-    _next_edges = (edge_0,)
     grad_fn = functions.LuUnpackBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
     result = kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
     set_history(result[0], grad_fn)
@@ -30064,23 +31837,26 @@ def fast_geqrf(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.GeqrfBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     return result
@@ -30095,23 +31871,26 @@ def fast_relu(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30134,25 +31913,32 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, approximate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, approximate)
-    _next_edges = (edge_0,)
     grad_fn = functions.GeluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.approximate = approximate
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30174,24 +31960,31 @@ def fast_silu(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SiluBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30215,35 +32008,49 @@ def fast_threshold_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, threshold)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ThresholdBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30266,37 +32073,55 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, approximate)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, approximate)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GeluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.approximate = approximate
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, approximate)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30318,34 +32143,44 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("silu_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -30360,23 +32195,26 @@ def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, half_to_float)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
@@ -30403,38 +32241,56 @@ def fast__softmax_backward_data(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftmaxBackwardDataBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.input_dtype = input_dtype
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30457,23 +32313,26 @@ def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, half_to_float)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, half_to_float)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogSoftmaxBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, self, dim, half_to_float)
@@ -30500,37 +32359,55 @@ def fast__log_softmax_backward_data(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
-    if output._grad_fn is not None:
-        edge_1 = (output._grad_fn, output._output_nr)
+    nr_1 = 0
+    fn_1 = output._grad_fn
+    if fn_1 is not None:
+        nr_1 = output._output_nr
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
             accumulator = output._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, output, dim, input_dtype)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSoftmaxBackwardDataBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.output_ = SavedVariable.input(output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.output_ = (
+        output
+        if output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(output)
+    )
     grad_fn.output_scalar_type = SCALAR_TYPES[output._data.dtype]
     result = kernel(ks, grad_output, output, dim, input_dtype)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30553,25 +32430,32 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, negative_slope)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, negative_slope)
-    _next_edges = (edge_0,)
     grad_fn = functions.LeakyReluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, negative_slope)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30595,36 +32479,50 @@ def fast_leaky_relu_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, negative_slope, self_is_result)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, negative_slope, self_is_result)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LeakyReluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.negative_slope = negative_slope
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, negative_slope, self_is_result)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30646,27 +32544,34 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, alpha, scale, input_scale)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, alpha, scale, input_scale)
-    _next_edges = (edge_0,)
     grad_fn = functions.EluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
     grad_fn.input_scale = input_scale
     grad_fn.scale = scale
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, alpha, scale, input_scale)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30699,44 +32604,62 @@ def fast_elu_backward(
         return kernel(
             ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self_or_result._base is not None:
         refresh_view(self_or_result)
-    if self_or_result._grad_fn is not None:
-        edge_1 = (self_or_result._grad_fn, self_or_result._output_nr)
+    nr_1 = 0
+    fn_1 = self_or_result._grad_fn
+    if fn_1 is not None:
+        nr_1 = self_or_result._output_nr
     elif self_or_result._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = (
             self_or_result._grad_accumulator and self_or_result._grad_accumulator()
         )
         if accumulator is None:
             accumulator = self_or_result._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.EluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.alpha = alpha
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.input_scale = input_scale
     grad_fn.is_result = is_result
     grad_fn.scale = scale
-    grad_fn.self_or_result_ = SavedVariable.input(self_or_result)
+    grad_fn.self_or_result_ = (
+        self_or_result
+        if self_or_result._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self_or_result)
+    )
     result = kernel(
         ks, grad_output, alpha, scale, input_scale, is_result, self_or_result
     )
@@ -30760,25 +32683,32 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, beta, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, beta, threshold)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftplusBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.beta = beta
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30803,37 +32733,55 @@ def fast_softplus_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, beta, threshold)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, beta, threshold)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftplusBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, grad_output, self, beta, threshold)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30856,24 +32804,31 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogSigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     set_history(result[0], grad_fn)
     grad_fn.buffer_ = SavedVariable(result[1], True)
@@ -30890,37 +32845,59 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, buffer)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, buffer)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.LogSigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.buffer_ = SavedVariable.input(buffer)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.buffer_ = (
+        buffer
+        if buffer._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(buffer)
+    )
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, buffer)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30942,26 +32919,33 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, min_val, max_val)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, min_val, max_val)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardtanhBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30985,37 +32969,51 @@ def fast_hardtanh_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, min_val, max_val)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, min_val, max_val)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardtanhBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.max_val = max_val
     grad_fn.min_val = min_val
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, min_val, max_val)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31037,24 +33035,31 @@ def fast_mish(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.MishBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31076,34 +33081,44 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("mish_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -31118,25 +33133,32 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, alpha)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, alpha)
-    _next_edges = (edge_0,)
     grad_fn = functions.CeluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.alpha = alpha
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31158,25 +33180,32 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim)
-    _next_edges = (edge_0,)
     grad_fn = functions.GluBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31198,37 +33227,55 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, dim)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, dim)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GluBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.dim = dim
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, dim)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31250,25 +33297,32 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, lambd)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardshrinkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31290,36 +33344,50 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_out, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_out._base is not None:
         refresh_view(grad_out)
-    if grad_out._grad_fn is not None:
-        edge_0 = (grad_out._grad_fn, grad_out._output_nr)
+    nr_0 = 0
+    fn_0 = grad_out._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_out._output_nr
     elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
         if accumulator is None:
             accumulator = grad_out._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_out, self, lambd)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardshrinkBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_out, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31341,25 +33409,32 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, lambd)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftshrinkBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31381,36 +33456,50 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, lambd)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, lambd)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftshrinkBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lambd = lambd
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self, lambd)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31432,24 +33521,31 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardsigmoidBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31471,35 +33567,49 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardsigmoidBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31521,24 +33631,31 @@ def fast_hardswish(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.HardswishBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31560,36 +33677,54 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HardswishBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31612,24 +33747,31 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, threshold, value)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, threshold, value)
-    _next_edges = (edge_0,)
     grad_fn = functions.ThresholdBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.threshold = threshold
     result = kernel(ks, self, threshold, value)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31659,26 +33801,37 @@ def fast_rrelu_with_noise(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, noise, lower, upper, training, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, noise, lower, upper, training, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.RreluWithNoiseBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable.input(noise)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.noise_ = (
+        noise
+        if noise._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(noise)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(ks, self, noise, lower, upper, training, generator)
@@ -31715,39 +33868,57 @@ def fast_rrelu_with_noise_backward(
         return kernel(
             ks, grad_output, self, noise, lower, upper, training, self_is_result
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, noise, lower, upper, training, self_is_result
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.RreluWithNoiseBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.lower = lower
-    grad_fn.noise_ = SavedVariable.input(noise)
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.noise_ = (
+        noise
+        if noise._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(noise)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.training = training
     grad_fn.upper = upper
     result = kernel(
@@ -31773,36 +33944,54 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, weight)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if weight._base is not None:
         refresh_view(weight)
-    if weight._grad_fn is not None:
-        edge_1 = (weight._grad_fn, weight._output_nr)
+    nr_1 = 0
+    fn_1 = weight._grad_fn
+    if fn_1 is not None:
+        nr_1 = weight._output_nr
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
             accumulator = weight._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, weight)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.PreluKernelBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.weight_ = SavedVariable.input(weight)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.weight_ = (
+        weight
+        if weight._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(weight)
+    )
     result = kernel(ks, self, weight)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31824,23 +34013,26 @@ def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, p, train)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, input, p, train)
-    _next_edges = (edge_0,)
     grad_fn = functions.NativeDropoutBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
     grad_fn.train = train
     result = kernel(ks, input, p, train)
@@ -31860,36 +34052,54 @@ def fast_native_dropout_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, mask, scale)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
-    if mask._grad_fn is not None:
-        edge_1 = (mask._grad_fn, mask._output_nr)
+    nr_1 = 0
+    fn_1 = mask._grad_fn
+    if fn_1 is not None:
+        nr_1 = mask._output_nr
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
             accumulator = mask._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, mask, scale)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NativeDropoutBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.mask_ = SavedVariable.input(mask)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.mask_ = (
+        mask
+        if mask._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(mask)
+    )
     grad_fn.scale = scale
     result = kernel(ks, grad_output, mask, scale)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -31912,37 +34122,55 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MseLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -31971,27 +34199,38 @@ def fast_nll_loss_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    _next_edges = (edge_0,)
     grad_fn = functions.NllLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
@@ -32022,39 +34261,53 @@ def fast_nll_loss_backward(
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
@@ -32086,27 +34339,38 @@ def fast_nll_loss2d_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, weight, reduction, ignore_index)
-    _next_edges = (edge_0,)
     grad_fn = functions.NllLoss2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction, ignore_index)
     set_history(result[0], grad_fn)
@@ -32137,39 +34401,53 @@ def fast_nll_loss2d_backward(
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.NllLoss2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ignore_index = ignore_index
     grad_fn.reduction = reduction
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(
         ks, grad_output, self, target, weight, reduction, ignore_index, total_weight
@@ -32197,37 +34475,55 @@ def fast_binary_cross_entropy(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32252,38 +34548,56 @@ def fast_smooth_l1_loss(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, beta)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction, beta)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SmoothL1LossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.beta = beta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction, beta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32305,38 +34619,56 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction, delta)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, reduction, delta)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.HuberLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.delta = delta
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction, delta)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32366,40 +34698,58 @@ def fast_binary_cross_entropy_with_logits(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, weight, pos_weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
-    if target._grad_fn is not None:
-        edge_1 = (target._grad_fn, target._output_nr)
+    nr_1 = 0
+    fn_1 = target._grad_fn
+    if fn_1 is not None:
+        nr_1 = target._output_nr
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
             accumulator = target._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, target, weight, pos_weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.pos_weight_ = (
         None if pos_weight is None else SavedVariable.input(pos_weight)
     )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, weight, pos_weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32423,26 +34773,37 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.SoftMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32467,38 +34828,60 @@ def fast_soft_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SoftMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, grad_output, self, target, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32528,28 +34911,39 @@ def fast_multi_margin_loss(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, p, margin, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, p, margin, weight, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.MultiMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32581,40 +34975,62 @@ def fast_multi_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, p, margin, weight, reduction)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultiMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
     grad_fn.margin = margin
     grad_fn.p = p
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     grad_fn.weight_ = None if weight is None else SavedVariable.input(weight)
     result = kernel(ks, grad_output, self, target, p, margin, weight, reduction)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -32639,26 +35055,37 @@ def fast_multilabel_margin_loss_forward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, target, reduction)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, target, reduction)
-    _next_edges = (edge_0,)
     grad_fn = functions.MultilabelMarginLossBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, self, target, reduction)
     set_history(result[0], grad_fn)
     grad_fn.is_target_ = SavedVariable(result[1], True)
@@ -32676,39 +35103,65 @@ def fast_multilabel_margin_loss_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, target, reduction, is_target)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, target, reduction, is_target)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MultilabelMarginLossBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.grad_output_ = SavedVariable.input(grad_output)
-    grad_fn.is_target_ = SavedVariable.input(is_target)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.grad_output_ = (
+        grad_output
+        if grad_output._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grad_output)
+    )
+    grad_fn.is_target_ = (
+        is_target
+        if is_target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(is_target)
+    )
     grad_fn.reduction = reduction
-    grad_fn.self_ = SavedVariable.input(self)
-    grad_fn.target_ = SavedVariable.input(target)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    grad_fn.target_ = (
+        target
+        if target._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(target)
+    )
     result = kernel(ks, grad_output, self, target, reduction, is_target)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32736,24 +35189,31 @@ def fast_embedding(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if weight._base is not None:
         refresh_view(weight)
-    if weight._grad_fn is not None:
-        edge_0 = (weight._grad_fn, weight._output_nr)
+    nr_0 = 0
+    fn_0 = weight._grad_fn
+    if fn_0 is not None:
+        nr_0 = weight._output_nr
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
             accumulator = weight._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     grad_fn.sparse = sparse
@@ -32789,26 +35249,33 @@ def fast_embedding_dense_backward(
         return kernel(
             ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.EmbeddingDenseBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     result = kernel(
@@ -32834,25 +35301,32 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32876,34 +35350,44 @@ def fast_reflection_pad1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -32927,25 +35411,32 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -32969,34 +35460,44 @@ def fast_reflection_pad2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33020,25 +35521,32 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReflectionPad3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33062,34 +35570,44 @@ def fast_reflection_pad3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReflectionPad3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33113,25 +35631,32 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33155,34 +35680,44 @@ def fast_replication_pad1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33206,25 +35741,32 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33248,34 +35790,44 @@ def fast_replication_pad2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33299,25 +35851,32 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.ReplicationPad3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -33341,34 +35900,44 @@ def fast_replication_pad3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, padding)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.ReplicationPad3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.padding = padding
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, padding)
@@ -33399,28 +35968,35 @@ def fast_max_pool2d_with_indices(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool2DWithIndicesBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -33465,30 +36041,30 @@ def fast_max_pool2d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33500,10 +36076,24 @@ def fast_max_pool2d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -33543,28 +36133,35 @@ def fast_max_pool3d_with_indices(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxPool3DWithIndicesBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, stride, padding, dilation, ceil_mode)
     set_history(result[0], grad_fn)
@@ -33609,30 +36206,30 @@ def fast_max_pool3d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33644,10 +36241,24 @@ def fast_max_pool3d_with_indices_backward(
             ceil_mode,
             indices,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(
         ks,
@@ -33705,19 +36316,19 @@ def fast_avg_pool2d(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             self,
@@ -33728,15 +36339,22 @@ def fast_avg_pool2d(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -33796,30 +36414,30 @@ def fast_avg_pool2d_backward(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -33831,9 +36449,19 @@ def fast_avg_pool2d_backward(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -33897,19 +36525,19 @@ def fast_avg_pool3d(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             self,
@@ -33920,15 +36548,22 @@ def fast_avg_pool3d(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.AvgPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     grad_fn.stride = stride
     result = kernel(
         ks,
@@ -33988,30 +36623,30 @@ def fast_avg_pool3d_backward(
             count_include_pad,
             divisor_override,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(
             ks,
             grad_output,
@@ -34023,9 +36658,19 @@ def fast_avg_pool3d_backward(
             count_include_pad,
             divisor_override,
         )
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AvgPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.ceil_mode = ceil_mode
     grad_fn.count_include_pad = count_include_pad
     grad_fn.divisor_override = divisor_override
@@ -34064,24 +36709,31 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34103,34 +36755,44 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
@@ -34154,24 +36816,31 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveAvgPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34193,34 +36862,44 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
@@ -34244,24 +36923,31 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34279,35 +36965,49 @@ def fast_adaptive_max_pool2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34330,24 +37030,31 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.AdaptiveMaxPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, output_size)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34365,35 +37072,49 @@ def fast_adaptive_max_pool3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34416,24 +37137,31 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices, output_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     result = kernel(ks, self, indices, output_size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34461,24 +37189,31 @@ def fast_max_unpool3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, indices, output_size, stride, padding)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, indices, output_size, stride, padding)
-    _next_edges = (edge_0,)
     grad_fn = functions.MaxUnpool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     result = kernel(ks, self, indices, output_size, stride, padding)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -34506,26 +37241,33 @@ def fast_fractional_max_pool2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34547,35 +37289,49 @@ def fast_fractional_max_pool2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34604,26 +37360,33 @@ def fast_fractional_max_pool3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, output_size, random_samples)
-    _next_edges = (edge_0,)
     grad_fn = functions.FractionalMaxPool3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.kernel_size = kernel_size
     grad_fn.output_size = output_size
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, kernel_size, output_size, random_samples)
     set_history(result[0], grad_fn)
     grad_fn.result1_ = SavedVariable(result[1], True)
@@ -34645,35 +37408,49 @@ def fast_fractional_max_pool3d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, kernel_size, output_size, indices)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.indices_ = SavedVariable.input(indices)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.indices_ = (
+        indices
+        if indices._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(indices)
+    )
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self, kernel_size, output_size, indices)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -34698,23 +37475,26 @@ def fast_upsample_nearest1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -34744,23 +37524,26 @@ def fast_upsample_nearest1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
@@ -34786,23 +37569,26 @@ def fast__upsample_nearest_exact1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     grad_fn.self_sym_sizes = tuple(self.shape)
@@ -34832,23 +37618,26 @@ def fast__upsample_nearest_exact1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
     result = kernel(ks, grad_output, output_size, input_size, scales)
@@ -34877,23 +37666,26 @@ def fast_upsample_nearest2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34925,23 +37717,26 @@ def fast_upsample_nearest2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -34971,23 +37766,26 @@ def fast__upsample_nearest_exact2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -35019,23 +37817,26 @@ def fast__upsample_nearest_exact2d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
@@ -35066,23 +37867,26 @@ def fast_upsample_nearest3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35120,25 +37924,28 @@ def fast_upsample_nearest3d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearest3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35172,23 +37979,26 @@ def fast__upsample_nearest_exact3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, scales_d, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35226,25 +38036,28 @@ def fast__upsample_nearest_exact3d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
@@ -35274,23 +38087,26 @@ def fast_upsample_linear1d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
@@ -35322,23 +38138,26 @@ def fast_upsample_linear1d_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, grad_output, output_size, input_size, align_corners, scales)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLinear1DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
@@ -35369,23 +38188,26 @@ def fast_upsample_bilinear2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35423,25 +38245,28 @@ def fast_upsample_bilinear2d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35475,23 +38300,26 @@ def fast_upsample_bicubic2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35529,25 +38357,28 @@ def fast_upsample_bicubic2d_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35586,25 +38417,28 @@ def fast_upsample_trilinear3d(
         return kernel(
             ks, self, output_size, align_corners, scales_d, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, self, output_size, align_corners, scales_d, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
@@ -35657,19 +38491,19 @@ def fast_upsample_trilinear3d_backward(
             scales_h,
             scales_w,
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks,
             grad_output,
@@ -35680,9 +38514,12 @@ def fast_upsample_trilinear3d_backward(
             scales_h,
             scales_w,
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_d = scales_d
@@ -35724,23 +38561,26 @@ def fast__upsample_bilinear2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35778,25 +38618,28 @@ def fast__upsample_bilinear2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35830,23 +38673,26 @@ def fast__upsample_bicubic2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35884,25 +38730,28 @@ def fast__upsample_bicubic2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35936,23 +38785,26 @@ def fast__upsample_lanczos2d_aa(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, align_corners, scales_h, scales_w)
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -35990,25 +38842,28 @@ def fast__upsample_lanczos2d_aa_backward(
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(
             ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w
         )
-    _next_edges = (edge_0,)
     grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
@@ -36036,23 +38891,26 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, upscale_factor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, upscale_factor)
-    _next_edges = (edge_0,)
     grad_fn = functions.PixelShuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.upscale_factor = upscale_factor
     result = kernel(ks, self, upscale_factor)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36075,23 +38933,26 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, downscale_factor)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, downscale_factor)
-    _next_edges = (edge_0,)
     grad_fn = functions.PixelUnshuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.downscale_factor = downscale_factor
     result = kernel(ks, self, downscale_factor)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36114,23 +38975,26 @@ def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, groups)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, groups)
-    _next_edges = (edge_0,)
     grad_fn = functions.ChannelShuffleBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.groups = groups
     result = kernel(ks, self, groups)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36159,23 +39023,26 @@ def fast_im2col(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, kernel_size, dilation, padding, stride)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, kernel_size, dilation, padding, stride)
-    _next_edges = (edge_0,)
     grad_fn = functions.Im2ColBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
@@ -36209,23 +39076,26 @@ def fast_col2im(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, output_size, kernel_size, dilation, padding, stride)
-    _next_edges = (edge_0,)
     grad_fn = functions.Col2ImBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
@@ -36253,23 +39123,26 @@ def fast_affine_grid_generator(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, theta, size, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if theta._base is not None:
         refresh_view(theta)
-    if theta._grad_fn is not None:
-        edge_0 = (theta._grad_fn, theta._output_nr)
+    nr_0 = 0
+    fn_0 = theta._grad_fn
+    if fn_0 is not None:
+        nr_0 = theta._output_nr
     elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = theta._grad_accumulator and theta._grad_accumulator()
         if accumulator is None:
             accumulator = theta._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, theta, size, align_corners)
-    _next_edges = (edge_0,)
     grad_fn = functions.AffineGridGeneratorBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.align_corners = align_corners
     grad_fn.size = size
     result = kernel(ks, theta, size, align_corners)
@@ -36299,37 +39172,55 @@ def fast_grid_sampler_2d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
-    if grid._grad_fn is not None:
-        edge_1 = (grid._grad_fn, grid._output_nr)
+    nr_1 = 0
+    fn_1 = grid._grad_fn
+    if fn_1 is not None:
+        nr_1 = grid._output_nr
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
             accumulator = grid._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler2DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable.input(grid)
-    grad_fn.input_ = SavedVariable.input(input)
+    grad_fn.grid_ = (
+        grid
+        if grid._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grid)
+    )
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -36359,37 +39250,55 @@ def fast_grid_sampler_3d(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if input._base is not None:
         refresh_view(input)
-    if input._grad_fn is not None:
-        edge_0 = (input._grad_fn, input._output_nr)
+    nr_0 = 0
+    fn_0 = input._grad_fn
+    if fn_0 is not None:
+        nr_0 = input._output_nr
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
             accumulator = input._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
-    if grid._grad_fn is not None:
-        edge_1 = (grid._grad_fn, grid._output_nr)
+    nr_1 = 0
+    fn_1 = grid._grad_fn
+    if fn_1 is not None:
+        nr_1 = grid._output_nr
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
             accumulator = grid._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.GridSampler3DBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     grad_fn.align_corners = align_corners
-    grad_fn.grid_ = SavedVariable.input(grid)
-    grad_fn.input_ = SavedVariable.input(input)
+    grad_fn.grid_ = (
+        grid
+        if grid._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(grid)
+    )
+    grad_fn.input_ = (
+        input
+        if input._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(input)
+    )
     grad_fn.interpolation_mode = interpolation_mode
     grad_fn.padding_mode = padding_mode
     result = kernel(ks, input, grid, interpolation_mode, padding_mode, align_corners)
@@ -36415,34 +39324,44 @@ def fast__thnn_fused_gru_cell_backward(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_hy, workspace, has_bias)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_hy._base is not None:
         refresh_view(grad_hy)
-    if grad_hy._grad_fn is not None:
-        edge_0 = (grad_hy._grad_fn, grad_hy._output_nr)
+    nr_0 = 0
+    fn_0 = grad_hy._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_hy._output_nr
     elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
         if accumulator is None:
             accumulator = grad_hy._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if workspace._base is not None:
         refresh_view(workspace)
-    if workspace._grad_fn is not None:
-        edge_1 = (workspace._grad_fn, workspace._output_nr)
+    nr_1 = 0
+    fn_1 = workspace._grad_fn
+    if fn_1 is not None:
+        nr_1 = workspace._output_nr
     elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
         if accumulator is None:
             accumulator = workspace._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_hy, workspace, has_bias)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_hy, workspace, has_bias)
     set_history_if_differentiable(result[0], grad_fn)
     set_history_if_differentiable(result[1], grad_fn)
@@ -36461,24 +39380,31 @@ def fast_erfc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfcBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36500,36 +39426,54 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.XlogyBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36551,24 +39495,31 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36591,25 +39542,32 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.XlogyBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36631,25 +39589,32 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, p)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, p)
-    _next_edges = (edge_0,)
     grad_fn = functions.MvlgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.p = p
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, p)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36671,25 +39636,32 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, eps)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, eps)
-    _next_edges = (edge_0,)
     grad_fn = functions.LogitBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.eps = eps
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, eps)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36711,24 +39683,31 @@ def fast_sinc(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SincBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36750,24 +39729,31 @@ def fast_lgamma(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.LgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36789,24 +39775,31 @@ def fast_digamma(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.DigammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36828,25 +39821,32 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, n, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, n, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.PolygammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.n = n
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, n, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36868,24 +39868,31 @@ def fast_erfinv(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.ErfinvBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36907,24 +39914,31 @@ def fast_i0(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.I0Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36946,38 +39960,56 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36999,38 +40031,56 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.IgammacBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37052,34 +40102,44 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, grad_output, self, eps)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if grad_output._base is not None:
         refresh_view(grad_output)
-    if grad_output._grad_fn is not None:
-        edge_0 = (grad_output._grad_fn, grad_output._output_nr)
+    nr_0 = 0
+    fn_0 = grad_output._grad_fn
+    if fn_0 is not None:
+        nr_0 = grad_output._output_nr
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
             accumulator = grad_output._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_1 = (self._grad_fn, self._output_nr)
+    nr_1 = 0
+    fn_1 = self._grad_fn
+    if fn_1 is not None:
+        nr_1 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, grad_output, self, eps)
-    _next_edges = (edge_0, edge_1)
     grad_fn = NotImplementedBackward("logit_backward")
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
     result = kernel(ks, grad_output, self, eps)
     set_history_if_differentiable(result, grad_fn)
     return result
@@ -37094,24 +40154,31 @@ def fast_special_entr(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialEntrBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37133,23 +40200,26 @@ def fast_special_ndtri(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialNdtriBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37172,24 +40242,31 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialLogNdtrBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37212,24 +40289,31 @@ def fast_special_erfcx(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialErfcxBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37252,36 +40336,54 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialXlog1PyBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37303,24 +40405,31 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37343,25 +40452,32 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialXlog1PyBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
-    grad_fn.self_ = SavedVariable.input(self)
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37383,38 +40499,56 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
+        fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_1 = (other._grad_fn, other._output_nr)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_1 = (accumulator, 0)
-    else:
-        edge_1 = NO_EDGE
-    if edge_0 is NO_EDGE and edge_1 is NO_EDGE:
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0, edge_1)
     grad_fn = functions.SpecialZetaBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    if _next_edges[1][0] is not None:
-        grad_fn.other_ = SavedVariable.input(other)
-    if _next_edges[1][0] is not None:
-        grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    if grad_fn._fn1 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37436,24 +40570,31 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if other._base is not None:
         refresh_view(other)
-    if other._grad_fn is not None:
-        edge_0 = (other._grad_fn, other._output_nr)
+    nr_0 = 0
+    fn_0 = other._grad_fn
+    if fn_0 is not None:
+        nr_0 = other._output_nr
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
             accumulator = other._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward1()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.other_ = SavedVariable.input(other)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.other_ = (
+        other
+        if other._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(other)
+    )
     grad_fn.self = self
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37476,23 +40617,26 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, other)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, other)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialZetaBackward2()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37514,24 +40658,31 @@ def fast_special_i0e(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI0EBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37554,24 +40705,31 @@ def fast_special_i1(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1Backward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37594,24 +40752,31 @@ def fast_special_i1e(self: Tensor) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self)
-    _next_edges = (edge_0,)
     grad_fn = functions.SpecialI1EBackward0()
-    grad_fn.set_next_edges(_next_edges)
-    grad_fn.self_ = SavedVariable.input(self)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37636,23 +40801,26 @@ def fast__fft_r2c(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, onesided)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, onesided)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftR2CBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     grad_fn.onesided = onesided
@@ -37680,23 +40848,26 @@ def fast__fft_c2r(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, last_dim_size)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, last_dim_size)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftC2RBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     result = kernel(ks, self, dim, normalization, last_dim_size)
@@ -37722,23 +40893,26 @@ def fast__fft_c2c(
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, dim, normalization, forward)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, dim, normalization, forward)
-    _next_edges = (edge_0,)
     grad_fn = functions.FftC2CBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.forward = forward
     grad_fn.normalization = normalization

@@ -22,9 +22,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -36,12 +35,11 @@ from .graph import (
     EdgeTuple,
     GraphRoot,
     Node,
-    _legacy_type_name,
     is_stealable,
     task_state,
 )
+from .engine_hooks import call_tensor_pre_hooks, replace_gradients
 from .numpy_kernels import sum_to_size
-from .scalars import python_type_name
 from .tensor import Tensor
 
 _NDARRAY = np.ndarray
@@ -122,6 +120,10 @@ def _array_buffer_add(
     else:
         slots[position] = np.asarray(old_array + new_array)
 
+
+# Gradients up to this many elements are summed into a new array by the engine's loop
+# (the in-place add saves an allocation only where one costs more than the checks).
+_SMALL_SUM = 1024
 
 # In _array_buffer_add an array nobody else holds is referenced by the local
 # `old_array` and getrefcount's argument only (its slot was emptied).
@@ -286,7 +288,15 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     stack = [root]
     pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
-        for function, _ in pop()._next_edges:
+        node = pop()
+        edges = node._num_edges  # the edges kept flat in the node, read inline
+        if edges == 1:
+            functions: Sequence[Node | None] = (node._fn0,)
+        elif edges == 2:
+            functions = (node._fn0, node._fn1)
+        else:
+            functions = [function for function, _ in node._next_edges]
+        for function in functions:
             if function is None:
                 continue
             count = get(function)
@@ -343,94 +353,12 @@ def init_to_execute(
     task.exec_info = dict.fromkeys(needed | task.captures.keys(), True)
 
 
-# Guards the `.grad` of non-leaves that retain it (leaves have their AccumulateGrad's).
-_RETAIN_GRAD_LOCK = threading.Lock()
-
-
-def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
-    """Tensor hooks of the node's outputs, then retain_grad, as PyTorch orders them."""
-    if isinstance(node, AccumulateGrad):
-        leaf_hooks = node.variable._hooks
-        hooks_by_output = {0: leaf_hooks} if leaf_hooks else None
-    else:
-        hooks_by_output = node._tensor_pre_hooks
-    if hooks_by_output:
-        _run_tensor_hooks(hooks_by_output, inputs)
-    if node._retains_grad:
-        for output_nr, ref in node._retains_grad.items():
-            tensor, grad = ref(), inputs[output_nr]
-            if tensor is None or grad is None:
-                continue
-            with _RETAIN_GRAD_LOCK:  # backward passes on other threads may share it
-                if tensor._grad is None:
-                    tensor._grad = grad.clone()
-                else:
-                    tensor._grad = tensor._grad + grad
-
-
-def _run_tensor_hooks(
-    hooks_by_output: dict[int, list[Callable[..., Tensor | None]]],
-    inputs: list[Tensor | None],
-) -> None:
-    for output_nr, hooks in hooks_by_output.items():
-        for hook in list(hooks):
-            grad = inputs[output_nr]
-            replaced = hook(
-                grad
-            )  # called with None for an undefined gradient, as PyTorch
-            if replaced is not None:
-                inputs[output_nr] = _checked_replacement(hook, grad, replaced)
-
-
-NONE_REPLACED_ERROR = "can't replace a None gradient with a non-None value"
-
-
-def _checked_replacement(hook: object, grad: Tensor | None, replaced: object) -> Tensor:
-    """A gradient a hook returned instead of `grad`: a Tensor of the same dtype and
-    shape (PyTorch's check_single_result, with its messages)."""
-    if not isinstance(replaced, Tensor):
-        raise TypeError(
-            f"expected Variable, but hook returned '{python_type_name(replaced)}'"
-        )
-    if grad is None:
-        raise RuntimeError(NONE_REPLACED_ERROR)
-    name = getattr(hook, "__name__", hook)
-    if replaced._data.dtype != grad._data.dtype:
-        raise RuntimeError(
-            f"hook '{name}' has changed the type of value (was "
-            f"{_legacy_type_name(grad)} got {_legacy_type_name(replaced)})"
-        )
-    if replaced._data.shape != grad._data.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    return replaced
-
-
-def _replace_gradients(
-    hook: object, old: Sequence[Tensor | None], new: object
-) -> list[Tensor | None]:
-    """What a node hook returned, checked: None (no change) or a tuple with one
-    gradient per value, each None or a Tensor like the one it replaces."""
-    if new is None:
-        return list(old)
-    if not isinstance(new, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{python_type_name(new)}'")
-    if len(new) != len(old):
-        raise RuntimeError(
-            f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number "
-            f"of values (got {len(new)}, but expected {len(old)})"
-        )
-    return [
-        None if after is None else _checked_replacement(hook, before, after)
-        for before, after in zip(old, new)
-    ]
-
-
 def _call_function(
     task: GraphTask, node: Node, inputs: list[Tensor | None]
 ) -> list[Tensor | None]:
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
-            inputs = _replace_gradients(hook, inputs, hook(tuple(inputs)))
+            inputs = replace_gradients(hook, inputs, hook(tuple(inputs)))
     if not task.keep_graph:
         node.will_release_variables()
     if anomaly_mode._enabled:
@@ -441,7 +369,7 @@ def _call_function(
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            outputs = _replace_gradients(
+            outputs = replace_gradients(
                 hook, outputs, hook(tuple(outputs), tuple(inputs))
             )
     return outputs
@@ -601,19 +529,24 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         else:
             break
         convert = mixed
+        # A node's hooks and metadata are all in `_extras` (None: it has none).
+        extras = node._extras
         if type(node) is AccumulateGrad:
             if (
                 arrays
                 and exec_info is None
-                and not (node._pre_hooks or node._post_hooks or anomaly_mode._enabled)
+                and not (
+                    (extras is not None and (extras.pre_hooks or extras.post_hooks))
+                    or anomaly_mode._enabled
+                )
                 and not node.variable._hooks
                 and _accumulate_array(node, inputs)
             ):
                 continue  # the leaf's sink, straight from the buffer
-            _call_tensor_pre_hooks(node, _as_tensors(inputs))
+            call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
-        elif node._tensor_pre_hooks or node._retains_grad:
-            _call_tensor_pre_hooks(node, _as_tensors(inputs))
+        elif extras is not None and (extras.tensor_pre_hooks or extras.retains_grad):
+            call_tensor_pre_hooks(node, _as_tensors(inputs))
             convert = True
         if exec_info is not None:
             captures = task.captures.get(node)
@@ -624,8 +557,19 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
                 continue
-        edges = node._next_edges
-        if node._pre_hooks or node._post_hooks or anomaly_mode._enabled:
+        count = node._num_edges  # Node._next_edges, inline
+        edges = (
+            ((node._fn0, node._nr0),)
+            if count == 1
+            else (
+                ((node._fn0, node._nr0), (node._fn1, node._nr1))
+                if count == 2
+                else node._next_edges
+            )
+        )
+        if (
+            extras is not None and (extras.pre_hooks or extras.post_hooks)
+        ) or anomaly_mode._enabled:
             outputs = _call_function(task, node, _as_tensors(inputs))
         else:
             # _call_function's common case, with validate_outputs folded into the loop
@@ -688,9 +632,22 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     continue
                 next_buffer = [None] * len(function._input_metadata)
             if gradient is not None:
-                if next_buffer[input_nr] is None:
+                old = next_buffer[input_nr]
+                if old is None:
                     next_buffer[input_nr] = gradient
+                elif (
+                    arrays
+                    and (
+                        old.__class__ in _SCALARS
+                        or (old.__class__ is _NDARRAY and old.size <= _SMALL_SUM)
+                    )
+                    and gradient.__class__ in _ARRAYS
+                ):
+                    # buffer_add's small case inline: a new array (or numpy scalar)
+                    # costs less than the checks that would allow adding in place.
+                    next_buffer[input_nr] = old + gradient
                 else:
+                    del old  # (buffer_add may add in place when nothing else sees it)
                     buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
                 # (its count stays: no edge leads into it again, in_graph reads it)
@@ -712,7 +669,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             pushes += 1
         # Drop this node's references to the gradients it passed on: a gradient that
         # only its buffer holds can be taken over (not copied) where it arrives.
-        outputs = produced = gradient = next_buffer = data = None  # type: ignore
+        outputs = produced = gradient = next_buffer = data = old = None  # type: ignore
 
 
 def _checked(

@@ -2,8 +2,10 @@
 
 Invariants:
 - A Node is the backward of one forward call. `next_edges[i]` says where the gradient
-  for the forward's i-th differentiable input goes: ``Edge(node, input_nr)``, or
-  ``Edge(None, 0)`` when that input needs no gradient. `input_metadata[k]` describes
+  for the forward's i-th differentiable input goes: ``(node, input_nr)``, or
+  ``(None, 0)`` when that input needs no gradient. The node keeps them flat in its own
+  slots (see Node.__slots__), so it is the only object of a recorded call that the
+  cyclic garbage collector tracks. `input_metadata[k]` describes
   the forward's k-th output (shape, dtype), which is the k-th gradient the Node takes.
 - Nodes hold their children strongly (through edges) and are held by the tensors they
   produced (`Tensor._grad_fn`), so a graph lives exactly as long as an output or a
@@ -114,54 +116,162 @@ class _TaskState(threading.local):
 task_state = _TaskState()
 
 
+@final
+class NodeExtras:
+    """What a Node has only once hooks or metadata were given to it."""
+
+    __slots__ = (
+        "pre_hooks",
+        "post_hooks",
+        "tensor_pre_hooks",
+        "retains_grad",
+        "metadata",
+    )
+
+    def __init__(self) -> None:
+        self.pre_hooks: list[Callable[..., Any]] | None = None
+        self.post_hooks: list[Callable[..., Any]] | None = None
+        # Hooks registered on the tensors the node produced, by output number.
+        self.tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        # Outputs that called retain_grad(), by output number (held weakly).
+        self.retains_grad: dict[int, weakref.ref[Tensor]] | None = None
+        # PyTorch's Node.metadata (anomaly mode's forward stack, users' entries).
+        self.metadata: dict[str, Any] | None = None
+
+
 class Node:
     """A backward function: takes output gradients, returns input gradients.
 
     Subclasses implement `apply(grads) -> list` with one entry per next edge.
     """
 
+    # The next edges are kept flat in the node, not as tuples: `_num_edges`, the first
+    # two edges as `_fn0, _nr0` and `_fn1, _nr1` (set only when there are that many)
+    # and any further ones as a tuple `_more` (set only then). A recorded call then
+    # leaves one object the cyclic garbage collector tracks (this node) instead of
+    # three or four (the edges' tuples, each holding a node): in a graph of 100,000
+    # nodes, every collection walks that many fewer objects. `_next_edges` builds the
+    # tuple of `(function, input_nr)` pairs for the readers that want one.
     __slots__ = (
-        "_next_edges",
+        "_num_edges",
+        "_fn0",
+        "_nr0",
+        "_fn1",
+        "_nr1",
+        "_more",
         "_input_metadata",
         "_sequence_number",
         "_topological_nr",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_pre_hooks",
-        "_retains_grad",
-        "_metadata",
+        "_extras",
         "__weakref__",
     )
 
     def __init__(self) -> None:
-        self._next_edges: tuple[EdgeTuple, ...] = ()
+        self._num_edges = 0
         # A tuple, grown by one entry per output: its entries hold no objects the
         # collector tracks, so once the collector has seen it, it is not tracked.
         self._input_metadata: tuple[InputMetadata, ...] = ()
         self._sequence_number = next(_sequence_numbers)
         self._topological_nr = 0
-        self._pre_hooks: list[Callable[..., Any]] | None = None
-        self._post_hooks: list[Callable[..., Any]] | None = None
-        # Hooks registered on the tensors this node produced, by output number.
-        self._tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        # Outputs that called retain_grad(), by output number (held weakly).
-        self._retains_grad: dict[int, weakref.ref[Tensor]] | None = None
-        self._metadata: dict[str, Any] | None = None
+        # Hooks and metadata, which most nodes never get: one slot, None until then
+        # (see NodeExtras; `_pre_hooks` and the others read and write it).
+        self._extras: NodeExtras | None = None
         if anomaly_mode._enabled:
-            self._metadata = {"traceback_": anomaly_mode.forward_stack()}
+            self._extra().metadata = {"traceback_": anomaly_mode.forward_stack()}
+
+    # -- hooks and metadata, kept in `_extras` ---------------------------------------
+    def _extra(self) -> NodeExtras:
+        extras = self._extras
+        if extras is None:
+            extras = self._extras = NodeExtras()
+        return extras
+
+    @property
+    def _pre_hooks(self) -> list[Callable[..., Any]] | None:
+        extras = self._extras
+        return None if extras is None else extras.pre_hooks
+
+    @_pre_hooks.setter
+    def _pre_hooks(self, hooks: list[Callable[..., Any]] | None) -> None:
+        self._extra().pre_hooks = hooks
+
+    @property
+    def _post_hooks(self) -> list[Callable[..., Any]] | None:
+        extras = self._extras
+        return None if extras is None else extras.post_hooks
+
+    @_post_hooks.setter
+    def _post_hooks(self, hooks: list[Callable[..., Any]] | None) -> None:
+        self._extra().post_hooks = hooks
+
+    @property
+    def _tensor_pre_hooks(self) -> dict[int, list[Callable[..., Any]]] | None:
+        extras = self._extras
+        return None if extras is None else extras.tensor_pre_hooks
+
+    @_tensor_pre_hooks.setter
+    def _tensor_pre_hooks(
+        self, hooks: dict[int, list[Callable[..., Any]]] | None
+    ) -> None:
+        self._extra().tensor_pre_hooks = hooks
+
+    @property
+    def _retains_grad(self) -> dict[int, weakref.ref[Tensor]] | None:
+        extras = self._extras
+        return None if extras is None else extras.retains_grad
+
+    @_retains_grad.setter
+    def _retains_grad(self, refs: dict[int, weakref.ref[Tensor]] | None) -> None:
+        self._extra().retains_grad = refs
+
+    @property
+    def _metadata(self) -> dict[str, Any] | None:
+        extras = self._extras
+        return None if extras is None else extras.metadata
+
+    @_metadata.setter
+    def _metadata(self, metadata: dict[str, Any] | None) -> None:
+        self._extra().metadata = metadata
 
     # -- graph structure -------------------------------------------------------------
-    def set_next_edges(self, edges: tuple[EdgeTuple, ...]) -> None:
-        self._next_edges = edges
+    def set_next_edges(self, edges: Sequence[EdgeTuple]) -> None:
+        self._store_edges(edges)
         topological_nr = 0
         for function, _ in edges:
             if function is not None and function._topological_nr >= topological_nr:
                 topological_nr = function._topological_nr + 1
         self._topological_nr = topological_nr
 
+    def _store_edges(self, edges: Sequence[EdgeTuple]) -> None:
+        """Keep `edges` flat in the node (see __slots__)."""
+        count = len(edges)
+        if count:
+            self._fn0, self._nr0 = edges[0]
+            if count > 1:
+                self._fn1, self._nr1 = edges[1]
+                if count > 2:
+                    self._more = tuple([(f, nr) for f, nr in edges[2:]])
+        self._num_edges = count
+
+    @property
+    def _next_edges(self) -> tuple[EdgeTuple, ...]:
+        """The next edges as a tuple of `(function, input_nr)` pairs (built per call)."""
+        count = self._num_edges
+        if count == 1:
+            return ((self._fn0, self._nr0),)
+        if count == 2:
+            return ((self._fn0, self._nr0), (self._fn1, self._nr1))
+        if not count:
+            return ()
+        return ((self._fn0, self._nr0), (self._fn1, self._nr1)) + self._more
+
+    @_next_edges.setter
+    def _next_edges(self, edges: Sequence[EdgeTuple]) -> None:
+        self._store_edges(edges)
+
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        return tuple([(function, nr) for function, nr in self._next_edges])
+        return self._next_edges
 
     def next_edge(self, index: int) -> Edge:
         function, input_nr = self._next_edges[index]
@@ -170,7 +280,7 @@ class Node:
     @property
     def num_outputs(self) -> int:
         """How many gradients `apply` returns: one per next edge."""
-        return len(self._next_edges)
+        return self._num_edges
 
     def add_input_metadata(self, tensor: Tensor) -> int:
         """Record one forward output; returns its output number."""
@@ -198,14 +308,14 @@ class Node:
     def task_needs_input_grad(self) -> tuple[bool, ...]:
         """task_should_compute_output for every input at once (what `apply` asks)."""
         exec_info = task_state.exec_info
-        edges = self._next_edges
+        count = self._num_edges
         if exec_info is None:
             # One and two inputs (most nodes) without building a list.
-            if len(edges) == 1:
-                return (edges[0][0] is not None,)
-            if len(edges) == 2:
-                return (edges[0][0] is not None, edges[1][0] is not None)
-            return tuple([function is not None for function, _ in edges])
+            if count == 1:
+                return (self._fn0 is not None,)
+            if count == 2:
+                return (self._fn0 is not None, self._fn1 is not None)
+            return tuple([function is not None for function, _ in self._next_edges])
         return tuple(
             [
                 function is not None and exec_info.get(function, False)
@@ -225,9 +335,10 @@ class Node:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
+        extras = self._extra()
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
 
     # -- running ----------------------------------------------------------------------
     def apply(self, grads: Sequence[Tensor | None]) -> Sequence[Tensor | None]:
@@ -269,24 +380,27 @@ class Node:
     # -- hooks ------------------------------------------------------------------------
     def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """`hook(grad_inputs, grad_outputs)` runs after `apply`; may return new grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
-        return RemovableHandle(self._post_hooks, hook)
+        extras = self._extra()
+        if extras.post_hooks is None:
+            extras.post_hooks = []
+        extras.post_hooks.append(hook)
+        return RemovableHandle(extras.post_hooks, hook)
 
     def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """`hook(grad_outputs)` runs before `apply`; may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(hook)
-        return RemovableHandle(self._pre_hooks, hook)
+        extras = self._extra()
+        if extras.pre_hooks is None:
+            extras.pre_hooks = []
+        extras.pre_hooks.append(hook)
+        return RemovableHandle(extras.pre_hooks, hook)
 
     def _register_tensor_pre_hook(
         self, output_nr: int, hook: Callable[..., Any]
     ) -> RemovableHandle:
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = {}
-        hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
+        extras = self._extra()
+        if extras.tensor_pre_hooks is None:
+            extras.tensor_pre_hooks = {}
+        hooks = extras.tensor_pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
@@ -410,7 +524,7 @@ class _SavedTensorsHooks(threading.local):
 SAVED_TENSORS_HOOKS = _SavedTensorsHooks()
 # How many saved_tensors_hooks contexts are open in all threads: a SavedVariable looks
 # at its thread's stack only when some are (the common case costs one global read).
-_open_hooks = [0]
+OPEN_HOOKS = [0]
 
 
 def push_saved_tensors_hooks(
@@ -419,12 +533,12 @@ def push_saved_tensors_hooks(
     if SAVED_TENSORS_HOOKS.disabled is not None:
         raise RuntimeError(SAVED_TENSORS_HOOKS.disabled)
     SAVED_TENSORS_HOOKS.stack.append((pack_hook, unpack_hook))
-    _open_hooks[0] += 1
+    OPEN_HOOKS[0] += 1
 
 
 def pop_saved_tensors_hooks() -> None:
     SAVED_TENSORS_HOOKS.stack.pop()
-    _open_hooks[0] -= 1
+    OPEN_HOOKS[0] -= 1
 
 
 @final
@@ -478,7 +592,7 @@ class SavedVariable:
         else:
             self._data = tensor
             self._output = None
-        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+        if OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack:
             self._pack(tensor, is_output)
 
     def _pack(self, tensor: Tensor, is_output: bool) -> None:
@@ -579,7 +693,7 @@ class SavedVariable:
         version 0 (or has no version counter yet), `(tensor, version)` otherwise, with
         no SavedVariable object; a SavedVariable when saved-tensor hooks are open
         (in any thread: the hooks must see every save)."""
-        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+        if OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack:
             return SavedVariable(tensor, False)
         counter = tensor._version_counter
         if counter is None:

@@ -351,9 +351,10 @@ class Tensor(TensorBase):
         node = self._grad_fn
         if node is None:
             return
-        if node._retains_grad is None:
-            node._retains_grad = {}
-        node._retains_grad[self._output_nr] = weakref.ref(self)
+        extras = node._extra()  # (not `node._retains_grad =`: a custom ctx refuses it)
+        if extras.retains_grad is None:
+            extras.retains_grad = {}
+        extras.retains_grad[self._output_nr] = weakref.ref(self)
 
     @property
     def retains_grad(self) -> bool:
