@@ -12855,11 +12855,10 @@ class ExponentialBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        edges = self._next_edges
         return exponential_backward0_arrays(
             grads,
             (
-                (edges[0][0] is not None,)
+                (self._fn0 is not None,)
                 if task_state.exec_info is None
                 else self.task_needs_input_grad()
             ),

@@ -26369,23 +26369,26 @@ def fast_exponential(self: Tensor, lambd: float, generator: Any | None) -> Any:
     kernel = handle._table[ks] or handle.kernel_for(ks)
     if not grad_mode_state.enabled:
         return kernel(ks, self, lambd, generator)
-    # next_edges, inline: where each input's gradient goes.
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
     if self._base is not None:
         refresh_view(self)
-    if self._grad_fn is not None:
-        edge_0 = (self._grad_fn, self._output_nr)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
             accumulator = self._get_grad_accumulator()
-        edge_0 = (accumulator, 0)
-    else:
-        edge_0 = NO_EDGE
-    if edge_0 is NO_EDGE:
+        fn_0 = accumulator
+    if fn_0 is None:
         return kernel(ks, self, lambd, generator)
-    _next_edges = (edge_0,)
     grad_fn = functions.ExponentialBackward0()
-    grad_fn.set_next_edges(_next_edges)
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     result = kernel(ks, self, lambd, generator)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)

@@ -40,7 +40,7 @@ from ..graph import (
     Node,
     Saved,
     SavedVariable,
-    _open_hooks,
+    OPEN_HOOKS,
     unpack_saved,
 )
 from ..numpy_kernels.reduction import reduce_sum
@@ -56,7 +56,7 @@ def batched_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Any:
         input.__class__ is not BatchedTensor
         or weight.__class__ is not BatchedTensor
         or bias.__class__ is not BatchedTensor
-        or (_open_hooks[0] and SAVED_TENSORS_HOOKS.stack)  # must see t()'s result
+        or (OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack)  # must see t()'s result
     ):
         return NotImplemented
     level = input._level
@@ -154,7 +154,7 @@ def _plain_call() -> bool:
         _grad_mode_state.enabled
         and not forward_ad_levels.count
         and dispatch._observer is None
-        and not (_open_hooks[0] and SAVED_TENSORS_HOOKS.stack)
+        and not (OPEN_HOOKS[0] and SAVED_TENSORS_HOOKS.stack)
     )
 
 
