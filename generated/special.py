@@ -10,6 +10,7 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    check_arguments,
     dtype_argument,
     write_out,
     int_list_argument,
@@ -206,14 +207,22 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_logit", "input", 1, False)
-    return composites.special_logit(input, eps)
+    try:
+        return composites.special_logit(input, eps)
+    except Exception:
+        check_arguments("logit", (("eps", "float?", 2),), (eps,))
+        raise
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``special_polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_polygamma", "input", 2, False)
-    return composites.special_polygamma(n, input)
+    try:
+        return composites.special_polygamma(n, input)
+    except Exception:
+        check_arguments("polygamma", (("n", "int", 1),), (n,))
+        raise
 
 
 def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
@@ -221,7 +230,11 @@ def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "special_logsumexp", "dim")
-    return composites.special_logsumexp(input, dim, keepdim)
+    try:
+        return composites.special_logsumexp(input, dim, keepdim)
+    except Exception:
+        check_arguments("logsumexp", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def expit(input: Tensor) -> Tensor:
@@ -242,7 +255,11 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_round", "input", 1, False)
-    return composites.special_round(input, decimals)
+    try:
+        return composites.special_round(input, decimals)
+    except Exception:
+        check_arguments("round", (("decimals", "int", 0),), (decimals,))
+        raise
 
 
 def log1p(input: Tensor) -> Tensor:
@@ -257,7 +274,11 @@ def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return composites.special_log_softmax(input, dim, dtype)
+    try:
+        return composites.special_log_softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("log_softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -282,7 +303,11 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     """``special_multigammaln(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_multigammaln", "input", 1, False)
-    return composites.special_multigammaln(input, p)
+    try:
+        return composites.special_multigammaln(input, p)
+    except Exception:
+        check_arguments("multigammaln", (("p", "int", 2),), (p,))
+        raise
 
 
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
@@ -290,7 +315,11 @@ def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return composites.special_softmax(input, dim, dtype)
+    try:
+        return composites.special_softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def bessel_j0(input: Tensor) -> Tensor:
