@@ -10,8 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
     check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -50,6 +52,10 @@ def fft(
     """``fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_fft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_fft", "dim", 3)
     try:
         return composites.fft_fft(input, n, dim, norm)
     except Exception:
@@ -67,6 +73,10 @@ def ifft(
     """``fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_ifft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_ifft", "dim", 3)
     try:
         return composites.fft_ifft(input, n, dim, norm)
     except Exception:
@@ -84,6 +94,10 @@ def rfft(
     """``fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_rfft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_rfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_rfft", "dim", 3)
     try:
         return composites.fft_rfft(input, n, dim, norm)
     except Exception:
@@ -101,6 +115,10 @@ def irfft(
     """``fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_irfft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_irfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_irfft", "dim", 3)
     try:
         return composites.fft_irfft(input, n, dim, norm)
     except Exception:
@@ -118,6 +136,10 @@ def hfft(
     """``fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_hfft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_hfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_hfft", "dim", 3)
     try:
         return composites.fft_hfft(input, n, dim, norm)
     except Exception:
@@ -135,6 +157,10 @@ def ihfft(
     """``fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ihfft", "input", 1, False)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_ihfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_ihfft", "dim", 3)
     try:
         return composites.fft_ihfft(input, n, dim, norm)
     except Exception:

@@ -10,8 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
     check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -79,6 +81,8 @@ def vector_norm(
         input = tensor_argument(input, "linalg_vector_norm", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "linalg_vector_norm", "dim")
     dtype = dtype_argument(dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "linalg_vector_norm", "keepdim", 4)
     try:
         return operators.linalg_vector_norm.fast(input, ord, dim, keepdim, dtype)
     except Exception:
@@ -94,6 +98,8 @@ def inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
     """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_inv_ex", "check_errors", 0)
     try:
         return operators.linalg_inv_ex.fast(A, check_errors)
     except Exception:
@@ -107,6 +113,10 @@ def cholesky_ex(
     """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky_ex", "input", 1, False)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_cholesky_ex", "upper", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_cholesky_ex", "check_errors", 0)
     try:
         return operators.linalg_cholesky_ex.fast(input, upper, check_errors)
     except Exception:
@@ -149,6 +159,12 @@ def solve_triangular(
         input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_solve_triangular", "upper", 0)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve_triangular", "left", 0)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "linalg_solve_triangular", "unitriangular", 0)
     try:
         return operators.linalg_solve_triangular.fast(
             input, B, upper, left, unitriangular
@@ -168,6 +184,8 @@ def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
         input = tensor_argument(input, "linalg_cross", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_cross", "other", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "linalg_cross", "dim", 0)
     try:
         return operators.linalg_cross.fast(input, other, dim)
     except Exception:
@@ -209,6 +227,10 @@ def lu_factor_ex(
     """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu_factor_ex", "pivot", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_lu_factor_ex", "check_errors", 0)
     try:
         return operators.linalg_lu_factor_ex.fast(A, pivot, check_errors)
     except Exception:
@@ -224,6 +246,8 @@ def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu", "A", 1, True)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu", "pivot", 0)
     try:
         return operators.linalg_lu.fast(A, pivot)
     except Exception:
@@ -246,6 +270,10 @@ def lu_solve(
         pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_lu_solve", "left", 0)
+    if type(adjoint) is not bool:
+        bool_argument(adjoint, "linalg_lu_solve", "adjoint", 0)
     try:
         return operators.linalg_lu_solve.fast(LU, pivots, B, left, adjoint)
     except Exception:
@@ -288,6 +316,10 @@ def solve_ex(
         A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve_ex", "left", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_solve_ex", "check_errors", 0)
     try:
         return composites.linalg_solve_ex(A, B, left, check_errors)
     except Exception:
@@ -305,6 +337,8 @@ def solve(A: Tensor | Number, B: Tensor | Number, *, left: bool = True) -> Tenso
         A = tensor_argument(A, "linalg_solve", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve", "B", 2, True)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve", "left", 0)
     try:
         return composites.linalg_solve(A, B, left)
     except Exception:
@@ -316,6 +350,8 @@ def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky", "input", 1, False)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_cholesky", "upper", 0)
     try:
         return composites.linalg_cholesky(input, upper)
     except Exception:
@@ -329,6 +365,8 @@ def svd(
     """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_svd", "A", 1, True)
+    if type(full_matrices) is not bool:
+        bool_argument(full_matrices, "linalg_svd", "full_matrices", 2)
     try:
         return composites.linalg_svd(A, full_matrices, driver)
     except Exception:
@@ -390,6 +428,8 @@ def matrix_rank(
     """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_rank", "input", 1, False)
+    if type(hermitian) is not bool:
+        bool_argument(hermitian, "linalg_matrix_rank", "hermitian", 0)
     try:
         return composites.linalg_matrix_rank_atol_rtol_float(
             input, atol, rtol, hermitian
@@ -407,6 +447,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_power", "input", 1, False)
+    if type(n) is not int:
+        n = int_argument(n, "linalg_matrix_power", "n", 2)
     try:
         return composites.linalg_matrix_power(input, n)
     except Exception:
@@ -424,6 +466,8 @@ def vander(x: Tensor | Number, *, N: int | None = None) -> Tensor:
     """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "linalg_vander", "x", 1, True)
+    if type(N) is not int and N is not None:
+        N = int_argument(N, "linalg_vander", "N", 0)
     try:
         return composites.linalg_vander(x, N)
     except Exception:
@@ -435,6 +479,8 @@ def tensorinv(input: Tensor, ind: int = 2) -> Tensor:
     """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_tensorinv", "input", 1, False)
+    if type(ind) is not int:
+        ind = int_argument(ind, "linalg_tensorinv", "ind", 2)
     try:
         return composites.linalg_tensorinv(input, ind)
     except Exception:
@@ -460,6 +506,8 @@ def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu_factor", "pivot", 0)
     try:
         return composites.linalg_lu_factor(A, pivot)
     except Exception:
@@ -491,6 +539,8 @@ def vecdot(x: Tensor | Number, y: Tensor | Number, *, dim: int = -1) -> Tensor:
         x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
     if type(y) is not Tensor:
         y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "linalg_vecdot", "dim", 0)
     try:
         return composites.linalg_vecdot(x, y, dim)
     except Exception:
@@ -504,6 +554,12 @@ def diagonal(
     """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
+    if type(offset) is not int:
+        offset = int_argument(offset, "linalg_diagonal", "offset", 0)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "linalg_diagonal", "dim1", 0)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "linalg_diagonal", "dim2", 0)
     try:
         return composites.linalg_diagonal(A, offset, dim1, dim2)
     except Exception:

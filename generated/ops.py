@@ -10,8 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
     check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -657,6 +659,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsqueeze", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsqueeze", "dim", 2)
     try:
         return operators.unsqueeze.fast(input, dim)
     except Exception:
@@ -668,6 +672,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "transpose", "input", 1, False)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "transpose", "dim0", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "transpose", "dim1", 3)
     try:
         return operators.transpose_int.fast(input, dim0, dim1)
     except Exception:
@@ -688,6 +696,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "flatten", "input", 1, False)
+    if type(start_dim) is not int:
+        start_dim = int_argument(start_dim, "flatten", "start_dim", 2)
+    if type(end_dim) is not int:
+        end_dim = int_argument(end_dim, "flatten", "end_dim", 3)
     try:
         return composites.flatten(input, start_dim, end_dim)
     except Exception:
@@ -703,6 +715,10 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "select", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select", "dim", 2)
+    if type(index) is not int:
+        index = int_argument(index, "select", "index", 3)
     try:
         return operators.select_int.fast(input, dim, index)
     except Exception:
@@ -722,6 +738,14 @@ def slice(
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "slice", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice", "dim", 2)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice", "start", 3)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice", "end", 4)
+    if type(step) is not int:
+        step = int_argument(step, "slice", "step", 5)
     try:
         return operators.slice_Tensor.fast(input, dim, start, end, step)
     except Exception:
@@ -742,6 +766,12 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "narrow", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow", "dim", 2)
+    if type(start) is not int:
+        start = int_argument(start, "narrow", "start", 3)
+    if type(length) is not int:
+        length = int_argument(length, "narrow", "length", 4)
     try:
         return composites.narrow(input, dim, start, length)
     except Exception:
@@ -758,6 +788,8 @@ def cat(
 ) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "cat", "tensors", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cat", "dim", 2)
     try:
         if out is not None:  # cat.out
             return write_out(
@@ -780,6 +812,8 @@ def stack(
 ) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "stack", "tensors", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "stack", "dim", 2)
     try:
         if out is not None:  # stack.out
             return write_out(
@@ -802,6 +836,8 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "split_with_sizes", "dim", 3)
     try:
         return tuple(operators.split_with_sizes.fast(input, split_sizes, dim))
     except Exception:
@@ -813,6 +849,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "chunk", "input", 1, False)
+    if type(chunks) is not int:
+        chunks = int_argument(chunks, "chunk", "chunks", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "chunk", "dim", 3)
     try:
         return tuple(composites.chunk(input, chunks, dim))
     except Exception:
@@ -826,6 +866,8 @@ def unbind(input: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unbind", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unbind", "dim", 2)
     try:
         return tuple(operators.unbind_int.fast(input, dim))
     except Exception:
@@ -842,6 +884,10 @@ def select_backward(
             grad_output, "select_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "select_backward", "input_sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_backward", "dim", 3)
+    if type(index) is not int:
+        index = int_argument(index, "select_backward", "index", 4)
     try:
         return operators.select_backward.fast(grad_output, input_sizes, dim, index)
     except Exception:
@@ -865,6 +911,14 @@ def slice_backward(
             grad_output, "slice_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_backward", "dim", 3)
+    if type(start) is not int:
+        start = int_argument(start, "slice_backward", "start", 4)
+    if type(end) is not int:
+        end = int_argument(end, "slice_backward", "end", 5)
+    if type(step) is not int:
+        step = int_argument(step, "slice_backward", "step", 6)
     try:
         return operators.slice_backward.fast(
             grad_output, input_sizes, dim, start, end, step
@@ -945,6 +999,12 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal", "input", 1, False)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal", "dim2", 4)
     try:
         return operators.diagonal.fast(input, offset, dim1, dim2)
     except Exception:
@@ -969,6 +1029,12 @@ def diagonal_backward(
             grad_output, "diagonal_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_backward", "offset", 3)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_backward", "dim1", 4)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_backward", "dim2", 5)
     try:
         return operators.diagonal_backward.fast(
             grad_output, input_sizes, offset, dim1, dim2
@@ -988,6 +1054,12 @@ def diagonal_copy(
     """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_copy", "input", 1, False)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_copy", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_copy", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_copy", "dim2", 4)
     try:
         return operators.diagonal_copy.fast(input, offset, dim1, dim2)
     except Exception:
@@ -1005,6 +1077,12 @@ def diag_embed(
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diag_embed", "input", 1, False)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diag_embed", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diag_embed", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diag_embed", "dim2", 4)
     try:
         return operators.diag_embed.fast(input, offset, dim1, dim2)
     except Exception:
@@ -1020,6 +1098,8 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diag", "input", 1, False)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "diag", "diagonal", 2)
     try:
         if out is not None:  # diag.out
             return write_out(
@@ -1086,6 +1166,8 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "unflatten", "input", 1, False)
     sizes = int_list_argument(sizes, "unflatten", "sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "unflatten", "dim", 2)
     try:
         return composites.unflatten(input, dim, sizes)
     except Exception:
@@ -1125,6 +1207,10 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     """``combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "combinations", "input", 1, False)
+    if type(r) is not int:
+        r = int_argument(r, "combinations", "r", 2)
+    if type(with_replacement) is not bool:
+        bool_argument(with_replacement, "combinations", "with_replacement", 3)
     try:
         return composites.combinations(input, r, with_replacement)
     except Exception:
@@ -1141,6 +1227,8 @@ def concat(
 ) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concat", "tensors", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "concat", "dim", 2)
     try:
         if out is not None:  # concat.out
             return write_out(
@@ -1163,6 +1251,8 @@ def concatenate(
 ) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concatenate", "tensors", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "concatenate", "dim", 2)
     try:
         if out is not None:  # concatenate.out
             return write_out(
@@ -1184,6 +1274,10 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "swapaxes", "input", 1, False)
+    if type(axis0) is not int:
+        axis0 = int_argument(axis0, "swapaxes", "axis0", 2)
+    if type(axis1) is not int:
+        axis1 = int_argument(axis1, "swapaxes", "axis1", 3)
     try:
         return composites.swapaxes(input, axis0, axis1)
     except Exception:
@@ -1197,6 +1291,10 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "swapdims", "input", 1, False)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "swapdims", "dim0", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "swapdims", "dim1", 3)
     try:
         return composites.swapaxes(input, dim0, dim1)
     except Exception:
@@ -1217,6 +1315,8 @@ def as_strided(
         input = tensor_argument(input, "as_strided", "input", 1, False)
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(storage_offset, "as_strided", "storage_offset", 4)
     try:
         return operators.as_strided.fast(input, size, stride, storage_offset)
     except Exception:
@@ -1240,6 +1340,10 @@ def as_strided_scatter(
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(
+            storage_offset, "as_strided_scatter", "storage_offset", 5
+        )
     try:
         return operators.as_strided_scatter.fast(
             input, src, size, stride, storage_offset
@@ -1258,6 +1362,12 @@ def unfold_backward(
     if type(grad_in) is not Tensor:
         grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
     input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "unfold_backward", "dim", 3)
+    if type(size) is not int:
+        size = int_argument(size, "unfold_backward", "size", 4)
+    if type(step) is not int:
+        step = int_argument(step, "unfold_backward", "step", 5)
     try:
         return operators.unfold_backward.fast(grad_in, input_sizes, dim, size, step)
     except Exception:
@@ -1273,6 +1383,12 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "narrow_copy", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow_copy", "dim", 2)
+    if type(start) is not int:
+        start = int_argument(start, "narrow_copy", "start", 3)
+    if type(length) is not int:
+        length = int_argument(length, "narrow_copy", "length", 4)
     try:
         return operators.narrow_copy.fast(input, dim, start, length)
     except Exception:
@@ -1288,6 +1404,10 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsafe_split", "input", 1, False)
+    if type(split_size) is not int:
+        split_size = int_argument(split_size, "unsafe_split", "split_size", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split", "dim", 3)
     try:
         return tuple(operators.unsafe_split_Tensor.fast(input, split_size, dim))
     except Exception:
@@ -1308,6 +1428,8 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split_with_sizes", "dim", 3)
     try:
         return tuple(operators.unsafe_split_with_sizes.fast(input, split_sizes, dim))
     except Exception:
@@ -1326,6 +1448,8 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "rot90", "input", 1, False)
     dims = int_list_argument(dims, "rot90", "dims")
+    if type(k) is not int:
+        k = int_argument(k, "rot90", "k", 2)
     try:
         return operators.rot90.fast(input, k, dims)
     except Exception:
@@ -1481,6 +1605,10 @@ def _to_copy(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_to_copy", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(pin_memory) is not bool and pin_memory is not None:
+        bool_argument(pin_memory, "_to_copy", "pin_memory", 0)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "_to_copy", "non_blocking", 0)
     try:
         return operators._to_copy.fast(
             input, dtype, layout, device, pin_memory, non_blocking, memory_format
@@ -1984,6 +2112,18 @@ def fake_quantize_per_tensor_affine_cachemask(
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
         )
+    if type(zero_point) is not int:
+        zero_point = int_argument(
+            zero_point, "fake_quantize_per_tensor_affine_cachemask", "zero_point", 3
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_tensor_affine_cachemask", "quant_min", 4
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_tensor_affine_cachemask", "quant_max", 5
+        )
     try:
         return operators.fake_quantize_per_tensor_affine_cachemask.fast(
             input, scale, zero_point, quant_min, quant_max
@@ -2024,6 +2164,18 @@ def fake_quantize_per_tensor_affine(
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine", "input", 1, False
+        )
+    if type(zero_point) is not int:
+        zero_point = int_argument(
+            zero_point, "fake_quantize_per_tensor_affine", "zero_point", 3
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_tensor_affine", "quant_min", 4
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_tensor_affine", "quant_max", 5
         )
     try:
         return composites.fake_quantize_per_tensor_affine(
@@ -2067,6 +2219,18 @@ def fake_quantize_per_channel_affine_cachemask(
             "zero_point",
             3,
             True,
+        )
+    if type(axis) is not int:
+        axis = int_argument(
+            axis, "fake_quantize_per_channel_affine_cachemask", "axis", 4
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_channel_affine_cachemask", "quant_min", 5
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_channel_affine_cachemask", "quant_max", 6
         )
     try:
         return operators.fake_quantize_per_channel_affine_cachemask.fast(
@@ -2118,6 +2282,16 @@ def fake_quantize_per_channel_affine(
     if type(zero_point) is not Tensor:
         zero_point = tensor_argument(
             zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
+        )
+    if type(axis) is not int:
+        axis = int_argument(axis, "fake_quantize_per_channel_affine", "axis", 4)
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_channel_affine", "quant_min", 5
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_channel_affine", "quant_max", 6
         )
     try:
         return composites.fake_quantize_per_channel_affine(
@@ -2900,6 +3074,8 @@ def amax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "amax", "input", 1, False)
     dim = int_list_argument(dim, "amax", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amax", "keepdim", 3)
     try:
         if out is not None:  # amax.out
             return write_out(
@@ -2929,6 +3105,8 @@ def amin(
     if type(input) is not Tensor:
         input = tensor_argument(input, "amin", "input", 1, False)
     dim = int_list_argument(dim, "amin", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amin", "keepdim", 3)
     try:
         if out is not None:  # amin.out
             return write_out(
@@ -2957,6 +3135,10 @@ def argmax(
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "argmax", "input", 1, False)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmax", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmax", "keepdim", 3)
     try:
         if out is not None:  # argmax.out
             return write_out(
@@ -2987,6 +3169,10 @@ def argmin(
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "argmin", "input", 1, False)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmin", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmin", "keepdim", 3)
     try:
         if out is not None:  # argmin.out
             return write_out(
@@ -3018,6 +3204,8 @@ def logsumexp(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "logsumexp", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "logsumexp", "keepdim", 3)
     try:
         if out is not None:  # logsumexp.out
             return write_out(
@@ -3043,6 +3231,8 @@ def cumsum(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cumsum", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum", "dim", 2)
     try:
         if out is not None:  # cumsum.out
             return write_out(
@@ -3068,6 +3258,8 @@ def cumprod(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cumprod", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod", "dim", 2)
     try:
         if out is not None:  # cumprod.out
             return write_out(
@@ -3103,6 +3295,10 @@ def value_selecting_reduction_backward(
             indices, "value_selecting_reduction_backward", "indices", 3, True
         )
     sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "value_selecting_reduction_backward", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "value_selecting_reduction_backward", "keepdim", 5)
     try:
         return composites.value_selecting_reduction_backward(
             grad, dim, indices, sizes, keepdim
@@ -3128,6 +3324,8 @@ def allclose(
         input = tensor_argument(input, "allclose", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
+    if type(equal_nan) is not bool:
+        bool_argument(equal_nan, "allclose", "equal_nan", 5)
     try:
         return operators.allclose.fast(input, other, rtol, atol, equal_nan)
     except Exception:
@@ -3160,6 +3358,14 @@ def topk(
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "topk", "input", 1, False)
+    if type(k) is not int:
+        k = int_argument(k, "topk", "k", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "topk", "dim", 3)
+    if type(largest) is not bool:
+        bool_argument(largest, "topk", "largest", 4)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "topk", "sorted", 5)
     try:
         if out is not None:  # topk.values
             return write_out(
@@ -3193,6 +3399,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logcumsumexp", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "logcumsumexp", "dim", 2)
     try:
         return operators.logcumsumexp.fast(input, dim)
     except Exception:
@@ -3204,6 +3412,8 @@ def cummax(input: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummax", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummax", "dim", 2)
     try:
         return operators.cummax.fast(input, dim)
     except Exception:
@@ -3215,6 +3425,8 @@ def cummin(input: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummin", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummin", "dim", 2)
     try:
         return operators.cummin.fast(input, dim)
     except Exception:
@@ -3233,6 +3445,12 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Ten
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "kthvalue", "input", 1, False)
+    if type(k) is not int:
+        k = int_argument(k, "kthvalue", "k", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "kthvalue", "dim", 3)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "kthvalue", "keepdim", 4)
     try:
         return operators.kthvalue.fast(input, k, dim, keepdim)
     except Exception:
@@ -3248,6 +3466,10 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mode", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "mode", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "mode", "keepdim", 3)
     try:
         return operators.mode.fast(input, dim, keepdim)
     except Exception:
@@ -3261,6 +3483,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "aminmax", "input", 1, False)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "aminmax", "dim", 0)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "aminmax", "keepdim", 0)
     try:
         return operators.aminmax.fast(input, dim, keepdim)
     except Exception:
@@ -3282,6 +3508,8 @@ def nansum(
         input = tensor_argument(input, "nansum", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nansum", "keepdim", 3)
     try:
         return operators.nansum.fast(input, dim, keepdim, dtype)
     except Exception:
@@ -3301,6 +3529,8 @@ def nanmean(
         input = tensor_argument(input, "nanmean", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
     dtype = dtype_argument(dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nanmean", "keepdim", 3)
     try:
         return composites.nanmean(input, dim, keepdim, dtype)
     except Exception:
@@ -3326,6 +3556,10 @@ def diff(
     append = (
         None if append is None else tensor_argument(append, "diff", "append", 5, True)
     )
+    if type(n) is not int:
+        n = int_argument(n, "diff", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "diff", "dim", 3)
     try:
         return composites.diff(input, n, dim, prepend, append)
     except Exception:
@@ -3342,6 +3576,12 @@ def _unique2(
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique2", "input", 1, False)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "_unique2", "sorted", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "_unique2", "return_inverse", 3)
+    if type(return_counts) is not bool:
+        bool_argument(return_counts, "_unique2", "return_counts", 4)
     try:
         return operators._unique2.fast(input, sorted, return_inverse, return_counts)
     except Exception:
@@ -3382,6 +3622,8 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "histc", "input", 1, False)
+    if type(bins) is not int:
+        bins = int_argument(bins, "histc", "bins", 2)
     try:
         return operators.histc.fast(input, bins, min, max)
     except Exception:
@@ -3404,6 +3646,8 @@ def bincount(
         if weights is None
         else tensor_argument(weights, "bincount", "weights", 2, True)
     )
+    if type(minlength) is not int:
+        minlength = int_argument(minlength, "bincount", "minlength", 3)
     try:
         return operators.bincount.fast(input, weights, minlength)
     except Exception:
@@ -3415,6 +3659,10 @@ def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) ->
     """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique", "input", 1, False)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "_unique", "sorted", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "_unique", "return_inverse", 3)
     try:
         return operators._unique.fast(input, sorted, return_inverse)
     except Exception:
@@ -3432,6 +3680,12 @@ def unique_dim_consecutive(
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unique_dim_consecutive", "dim", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "unique_dim_consecutive", "return_inverse", 3)
+    if type(return_counts) is not bool:
+        bool_argument(return_counts, "unique_dim_consecutive", "return_counts", 4)
     try:
         return operators.unique_dim_consecutive.fast(
             input, dim, return_inverse, return_counts
@@ -3478,6 +3732,10 @@ def segment_reduce(
         if offsets is None
         else tensor_argument(offsets, "segment_reduce", "offsets", 5, True)
     )
+    if type(axis) is not int:
+        axis = int_argument(axis, "segment_reduce", "axis", 0)
+    if type(unsafe) is not bool:
+        bool_argument(unsafe, "segment_reduce", "unsafe", 0)
     try:
         return operators.segment_reduce.fast(
             data, reduce, lengths, indices, offsets, axis, unsafe, initial
@@ -3504,6 +3762,8 @@ def index_select(
         input = tensor_argument(input, "index_select", "input", 1, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select", "dim", 2)
     try:
         if out is not None:  # index_select.out
             return write_out(
@@ -3531,6 +3791,8 @@ def index_select_backward(
     self_sizes = int_list_argument(self_sizes, "index_select_backward", "self_sizes")
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select_backward", "index", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select_backward", "dim", 3)
     try:
         return composites.index_select_backward(grad, self_sizes, dim, index)
     except Exception:
@@ -3554,6 +3816,8 @@ def index_add(
         index = tensor_argument(index, "index_add", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add", "dim", 2)
     try:
         if out is not None:  # index_add.out
             return write_out(
@@ -3589,6 +3853,10 @@ def gather(
         input = tensor_argument(input, "gather", "input", 1, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather", "dim", 2)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather", "sparse_grad", 0)
     try:
         if out is not None:  # gather.out
             return write_out(
@@ -3626,6 +3894,10 @@ def gather_backward(
         input = tensor_argument(input, "gather_backward", "input", 2, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather_backward", "index", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather_backward", "dim", 3)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather_backward", "sparse_grad", 5)
     try:
         return composites.gather_backward(grad, input, dim, index, sparse_grad)
     except Exception:
@@ -3652,6 +3924,8 @@ def scatter_add(
         index = tensor_argument(index, "scatter_add", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add", "dim", 2)
     try:
         if out is not None:  # scatter_add.out
             return write_out(
@@ -3703,6 +3977,8 @@ def index_put(
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put", "accumulate", 4)
     try:
         return operators.index_put.fast(input, indices, values, accumulate)
     except Exception:
@@ -3722,6 +3998,8 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put_", "accumulate", 4)
     try:
         return operators.index_put_.fast(input, indices, values, accumulate)
     except Exception:
@@ -3745,6 +4023,10 @@ def scatter_reduce(
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce", "dim", 2)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce", "include_self", 0)
     try:
         return operators.scatter_reduce_two.fast(
             input, dim, index, src, reduce, include_self
@@ -3768,6 +4050,8 @@ def index_copy(
         index = tensor_argument(index, "index_copy", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy", "dim", 2)
     try:
         return operators.index_copy.fast(input, dim, index, source)
     except Exception:
@@ -3814,6 +4098,8 @@ def take_along_dim(
         input = tensor_argument(input, "take_along_dim", "input", 1, False)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "take_along_dim", "dim", 3)
     try:
         return composites.take_along_dim(input, indices, dim)
     except Exception:
@@ -3834,6 +4120,8 @@ def put(
         index = tensor_argument(index, "put", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put", "accumulate", 4)
     try:
         return operators.put.fast(input, index, source, accumulate)
     except Exception:
@@ -3857,6 +4145,10 @@ def index_reduce(
         index = tensor_argument(index, "index_reduce", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce", "dim", 2)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce", "include_self", 0)
     try:
         return operators.index_reduce.fast(
             input, dim, index, source, reduce, include_self
@@ -3897,6 +4189,14 @@ def slice_scatter(
         input = tensor_argument(input, "slice_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_scatter", "dim", 3)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice_scatter", "start", 4)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice_scatter", "end", 5)
+    if type(step) is not int:
+        step = int_argument(step, "slice_scatter", "step", 6)
     try:
         return operators.slice_scatter.fast(input, src, dim, start, end, step)
     except Exception:
@@ -3919,6 +4219,10 @@ def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) ->
         input = tensor_argument(input, "select_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_scatter", "dim", 3)
+    if type(index) is not int:
+        index = int_argument(index, "select_scatter", "index", 4)
     try:
         return operators.select_scatter.fast(input, src, dim, index)
     except Exception:
@@ -3936,6 +4240,12 @@ def diagonal_scatter(
         input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_scatter", "offset", 3)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_scatter", "dim1", 4)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_scatter", "dim2", 5)
     try:
         return operators.diagonal_scatter.fast(input, src, offset, dim1, dim2)
     except Exception:
@@ -3967,6 +4277,8 @@ def _unsafe_index_put(
     indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "_unsafe_index_put", "accumulate", 4)
     try:
         return operators._unsafe_index_put.fast(input, indices, values, accumulate)
     except Exception:
@@ -3989,6 +4301,10 @@ def _index_put_impl_(
     indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "_index_put_impl_", "accumulate", 4)
+    if type(unsafe) is not bool:
+        bool_argument(unsafe, "_index_put_impl_", "unsafe", 5)
     try:
         return operators._index_put_impl_.fast(
             input, indices, values, accumulate, unsafe
@@ -4285,6 +4601,8 @@ def cdist(
         x1 = tensor_argument(x1, "cdist", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "cdist", "x2", 2, True)
+    if type(compute_mode) is not int and compute_mode is not None:
+        compute_mode = int_argument(compute_mode, "cdist", "compute_mode", 4)
     try:
         return composites.cdist(x1, x2, p, compute_mode)
     except Exception:
@@ -4302,6 +4620,8 @@ def _cdist_forward(
         x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
+    if type(compute_mode) is not int and compute_mode is not None:
+        compute_mode = int_argument(compute_mode, "_cdist_forward", "compute_mode", 4)
     try:
         return operators._cdist_forward.fast(x1, x2, p, compute_mode)
     except Exception:
@@ -4379,6 +4699,8 @@ def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "tril", "input", 1, False)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril", "diagonal", 2)
     try:
         if out is not None:  # tril.out
             return write_out(
@@ -4400,6 +4722,8 @@ def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "triu", "input", 1, False)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu", "diagonal", 2)
     try:
         if out is not None:  # triu.out
             return write_out(
@@ -4463,6 +4787,10 @@ def _linalg_solve_ex(
         A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
+    if type(left) is not bool:
+        bool_argument(left, "_linalg_solve_ex", "left", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "_linalg_solve_ex", "check_errors", 0)
     try:
         return operators._linalg_solve_ex.fast(A, B, left, check_errors)
     except Exception:
@@ -4484,6 +4812,10 @@ def _linalg_svd(
     """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_svd", "A", 1, True)
+    if type(full_matrices) is not bool:
+        bool_argument(full_matrices, "_linalg_svd", "full_matrices", 2)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "_linalg_svd", "compute_uv", 3)
     try:
         return operators._linalg_svd.fast(A, full_matrices, compute_uv, driver)
     except Exception:
@@ -4503,6 +4835,8 @@ def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) ->
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
+    if type(compute_v) is not bool:
+        bool_argument(compute_v, "_linalg_eigh", "compute_v", 3)
     try:
         return operators._linalg_eigh.fast(A, UPLO, compute_v)
     except Exception:
@@ -4546,6 +4880,10 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "svd", "input", 1, False)
+    if type(some) is not bool:
+        bool_argument(some, "svd", "some", 2)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "svd", "compute_uv", 3)
     try:
         return composites.svd(input, some, compute_uv)
     except Exception:
@@ -4570,6 +4908,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     """``matrix_power(Tensor self, int n) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "matrix_power", "input", 1, False)
+    if type(n) is not int:
+        n = int_argument(n, "matrix_power", "n", 2)
     try:
         return composites.matrix_power(input, n)
     except Exception:
@@ -4590,6 +4930,8 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
         input = tensor_argument(input, "cross", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "cross", "other", 2, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "cross", "dim", 3)
     try:
         return composites.cross(input, other, dim)
     except Exception:
@@ -4601,6 +4943,8 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky", "input", 1, False)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky", "upper", 2)
     try:
         return operators.cholesky.fast(input, upper)
     except Exception:
@@ -4732,6 +5076,8 @@ def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "renorm", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm", "dim", 3)
     try:
         return operators.renorm.fast(input, p, dim, maxnorm)
     except Exception:
@@ -4747,6 +5093,8 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_inverse", "upper", 2)
     try:
         return operators.cholesky_inverse.fast(input, upper)
     except Exception:
@@ -4762,6 +5110,8 @@ def cholesky_solve(
         input = tensor_argument(input, "cholesky_solve", "input", 1, False)
     if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_solve", "upper", 3)
     try:
         return operators.cholesky_solve.fast(input, input2, upper)
     except Exception:
@@ -4781,6 +5131,12 @@ def triangular_solve(
         input = tensor_argument(input, "triangular_solve", "input", 1, False)
     if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "triangular_solve", "upper", 3)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "triangular_solve", "transpose", 4)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "triangular_solve", "unitriangular", 5)
     try:
         return operators.triangular_solve.fast(
             input, A, upper, transpose, unitriangular
@@ -4809,6 +5165,10 @@ def lu_unpack(
         LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
     if type(LU_pivots) is not Tensor:
         LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
+    if type(unpack_data) is not bool:
+        bool_argument(unpack_data, "lu_unpack", "unpack_data", 3)
+    if type(unpack_pivots) is not bool:
+        bool_argument(unpack_pivots, "lu_unpack", "unpack_pivots", 4)
     try:
         return operators.lu_unpack.fast(LU_data, LU_pivots, unpack_data, unpack_pivots)
     except Exception:
@@ -4841,6 +5201,10 @@ def ormqr(
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
     if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+    if type(left) is not bool:
+        bool_argument(left, "ormqr", "left", 4)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "ormqr", "transpose", 5)
     try:
         return operators.ormqr.fast(input, input2, input3, left, transpose)
     except Exception:
@@ -4950,6 +5314,8 @@ def softmax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "softmax", "dim", 2)
     try:
         if out is not None:  # softmax.int_out
             return write_out(
@@ -4974,6 +5340,10 @@ def _softmax(
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_softmax", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "_softmax", "dim", 2)
+    if type(half_to_float) is not bool:
+        bool_argument(half_to_float, "_softmax", "half_to_float", 3)
     try:
         if out is not None:  # _softmax.out
             return write_out(
@@ -5007,6 +5377,8 @@ def _softmax_backward_data(
     if type(output) is not Tensor:
         output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "_softmax_backward_data", "dim", 3)
     try:
         return operators._softmax_backward_data.fast(
             grad_output, output, dim, input_dtype
@@ -5023,6 +5395,8 @@ def log_softmax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "log_softmax", "dim", 2)
     try:
         if out is not None:  # log_softmax.int_out
             return write_out(
@@ -5047,6 +5421,10 @@ def _log_softmax(
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_log_softmax", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "_log_softmax", "dim", 2)
+    if type(half_to_float) is not bool:
+        bool_argument(half_to_float, "_log_softmax", "half_to_float", 3)
     try:
         if out is not None:  # _log_softmax.out
             return write_out(
@@ -5087,6 +5465,8 @@ def _log_softmax_backward_data(
             output, "_log_softmax_backward_data", "output", 2, True
         )
     input_dtype = dtype_argument(input_dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "_log_softmax_backward_data", "dim", 3)
     try:
         if out is not None:  # _log_softmax_backward_data.out
             return write_out(
@@ -5146,6 +5526,8 @@ def leaky_relu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
+    if type(self_is_result) is not bool:
+        bool_argument(self_is_result, "leaky_relu_backward", "self_is_result", 4)
     try:
         return operators.leaky_relu_backward.fast(
             grad_output, input, negative_slope, self_is_result
@@ -5227,6 +5609,8 @@ def elu_backward(
         self_or_result = tensor_argument(
             self_or_result, "elu_backward", "self_or_result", 6, True
         )
+    if type(is_result) is not bool:
+        bool_argument(is_result, "elu_backward", "is_result", 5)
     try:
         return operators.elu_backward.fast(
             grad_output, alpha, scale, input_scale, is_result, self_or_result
@@ -5455,6 +5839,8 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "dropout", "input", 1, False)
+    if type(train) is not bool:
+        bool_argument(train, "dropout", "train", 3)
     try:
         return composites.dropout(input, p, train)
     except Exception:
@@ -5479,6 +5865,8 @@ def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
     """``glu(Tensor self, int dim=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu", "input", 1, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "glu", "dim", 2)
     try:
         if out is not None:  # glu.out
             return write_out(
@@ -5504,6 +5892,8 @@ def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tenso
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu_backward", "input", 2, False)
+    if type(dim) is not int:
+        dim = int_argument(dim, "glu_backward", "dim", 3)
     try:
         return operators.glu_backward.fast(grad_output, input, dim)
     except Exception:
@@ -5670,6 +6060,8 @@ def rrelu_with_noise(
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
+    if type(training) is not bool:
+        bool_argument(training, "rrelu_with_noise", "training", 5)
     try:
         return operators.rrelu_with_noise.fast(
             input, noise, lower, upper, training, generator
@@ -5701,6 +6093,10 @@ def rrelu_with_noise_backward(
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
+    if type(training) is not bool:
+        bool_argument(training, "rrelu_with_noise_backward", "training", 6)
+    if type(self_is_result) is not bool:
+        bool_argument(self_is_result, "rrelu_with_noise_backward", "self_is_result", 7)
     try:
         return operators.rrelu_with_noise_backward.fast(
             grad_output, input, noise, lower, upper, training, self_is_result
@@ -5756,6 +6152,8 @@ def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tens
     """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_dropout", "input", 1, False)
+    if type(train) is not bool and train is not None:
+        bool_argument(train, "native_dropout", "train", 3)
     try:
         return operators.native_dropout.fast(input, p, train)
     except Exception:
@@ -5794,6 +6192,8 @@ def mse_loss(
         input = tensor_argument(input, "mse_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "mse_loss", "reduction", 3)
     try:
         if out is not None:  # mse_loss.out
             return write_out(
@@ -5824,6 +6224,8 @@ def mse_loss_backward(
         input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "mse_loss_backward", "reduction", 4)
     try:
         return operators.mse_loss_backward.fast(grad_output, input, target, reduction)
     except Exception:
@@ -5848,6 +6250,10 @@ def nll_loss_nd(
         if weight is None
         else tensor_argument(weight, "nll_loss_nd", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_nd", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss_nd", "ignore_index", 5)
     try:
         return composites.nll_loss_nd(input, target, weight, reduction, ignore_index)
     except Exception:
@@ -5878,6 +6284,10 @@ def nll_loss(
         if weight is None
         else tensor_argument(weight, "nll_loss", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss", "ignore_index", 5)
     try:
         if out is not None:  # nll_loss.out
             return write_out(
@@ -5921,6 +6331,10 @@ def nll_loss_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_forward", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss_forward", "ignore_index", 5)
     try:
         if out is not None:  # nll_loss_forward.output
             return write_out(
@@ -5974,6 +6388,12 @@ def nll_loss_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss_backward", "total_weight", 7, True
         )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_backward", "reduction", 5)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss_backward", "ignore_index", 6
+        )
     try:
         return operators.nll_loss_backward.fast(
             grad_output, input, target, weight, reduction, ignore_index, total_weight
@@ -6006,6 +6426,10 @@ def nll_loss2d(
         if weight is None
         else tensor_argument(weight, "nll_loss2d", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss2d", "ignore_index", 5)
     try:
         if out is not None:  # nll_loss2d.out
             return write_out(
@@ -6049,6 +6473,12 @@ def nll_loss2d_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d_forward", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss2d_forward", "ignore_index", 5
+        )
     try:
         if out is not None:  # nll_loss2d_forward.output
             return write_out(
@@ -6102,6 +6532,12 @@ def nll_loss2d_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss2d_backward", "total_weight", 7, True
         )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d_backward", "reduction", 5)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss2d_backward", "ignore_index", 6
+        )
     try:
         return operators.nll_loss2d_backward.fast(
             grad_output, input, target, weight, reduction, ignore_index, total_weight
@@ -6133,6 +6569,8 @@ def binary_cross_entropy(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "binary_cross_entropy", "reduction", 4)
     try:
         if out is not None:  # binary_cross_entropy.out
             return write_out(
@@ -6179,6 +6617,10 @@ def binary_cross_entropy_backward(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy_backward", "weight", 4, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "binary_cross_entropy_backward", "reduction", 5
+        )
     try:
         return operators.binary_cross_entropy_backward.fast(
             grad_output, input, target, weight, reduction
@@ -6208,6 +6650,12 @@ def cross_entropy_loss(
         if weight is None
         else tensor_argument(weight, "cross_entropy_loss", "weight", 3, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "cross_entropy_loss", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "cross_entropy_loss", "ignore_index", 5
+        )
     try:
         return composites.cross_entropy_loss(
             input, target, weight, reduction, ignore_index, label_smoothing
@@ -6231,6 +6679,8 @@ def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tenso
         input = tensor_argument(input, "l1_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "l1_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "l1_loss", "reduction", 3)
     try:
         return composites.l1_loss(input, target, reduction)
     except Exception:
@@ -6251,6 +6701,8 @@ def smooth_l1_loss(
         input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "smooth_l1_loss", "reduction", 3)
     try:
         if out is not None:  # smooth_l1_loss.out
             return write_out(
@@ -6290,6 +6742,8 @@ def smooth_l1_loss_backward(
         input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "smooth_l1_loss_backward", "reduction", 4)
     try:
         return operators.smooth_l1_loss_backward.fast(
             grad_output, input, target, reduction, beta
@@ -6316,6 +6770,8 @@ def huber_loss(
         input = tensor_argument(input, "huber_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "huber_loss", "reduction", 3)
     try:
         if out is not None:  # huber_loss.out
             return write_out(
@@ -6355,6 +6811,8 @@ def huber_loss_backward(
         input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "huber_loss_backward", "reduction", 4)
     try:
         return operators.huber_loss_backward.fast(
             grad_output, input, target, reduction, delta
@@ -6398,6 +6856,10 @@ def binary_cross_entropy_with_logits(
             pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4, True
         )
     )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "binary_cross_entropy_with_logits", "reduction", 5
+        )
     try:
         return operators.binary_cross_entropy_with_logits.fast(
             input, target, weight, pos_weight, reduction
@@ -6421,6 +6883,10 @@ def kl_div(
         input = tensor_argument(input, "kl_div", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "kl_div", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "kl_div", "reduction", 3)
+    if type(log_target) is not bool:
+        bool_argument(log_target, "kl_div", "log_target", 0)
     try:
         return composites.kl_div(input, target, reduction, log_target)
     except Exception:
@@ -6444,6 +6910,8 @@ def soft_margin_loss(
         input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "soft_margin_loss", "reduction", 3)
     try:
         if out is not None:  # soft_margin_loss.out
             return write_out(
@@ -6474,6 +6942,8 @@ def soft_margin_loss_backward(
         input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "soft_margin_loss_backward", "reduction", 4)
     try:
         return operators.soft_margin_loss_backward.fast(
             grad_output, input, target, reduction
@@ -6505,6 +6975,8 @@ def multi_margin_loss(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss", "weight", 5, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "multi_margin_loss", "reduction", 6)
     try:
         if out is not None:  # multi_margin_loss.out
             return write_out(
@@ -6557,6 +7029,10 @@ def multi_margin_loss_backward(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
     )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multi_margin_loss_backward", "reduction", 7
+        )
     try:
         return operators.multi_margin_loss_backward.fast(
             grad_output, input, target, p, margin, weight, reduction
@@ -6582,6 +7058,8 @@ def multilabel_margin_loss(
         input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "multilabel_margin_loss", "reduction", 3)
     try:
         if out is not None:  # multilabel_margin_loss.out
             return write_out(
@@ -6617,6 +7095,10 @@ def multilabel_margin_loss_forward(
     if type(target) is not Tensor:
         target = tensor_argument(
             target, "multilabel_margin_loss_forward", "target", 2, True
+        )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multilabel_margin_loss_forward", "reduction", 3
         )
     try:
         if out is not None:  # multilabel_margin_loss_forward.output
@@ -6662,6 +7144,10 @@ def multilabel_margin_loss_backward(
         is_target = tensor_argument(
             is_target, "multilabel_margin_loss_backward", "is_target", 5, True
         )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multilabel_margin_loss_backward", "reduction", 4
+        )
     try:
         return operators.multilabel_margin_loss_backward.fast(
             grad_output, input, target, reduction, is_target
@@ -6705,6 +7191,10 @@ def batch_norm(
         if running_var is None
         else tensor_argument(running_var, "batch_norm", "running_var", 5, True)
     )
+    if type(training) is not bool:
+        bool_argument(training, "batch_norm", "training", 6)
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "batch_norm", "cudnn_enabled", 9)
     try:
         return composites.batch_norm(
             input,
@@ -6766,6 +7256,8 @@ def native_batch_norm(
         if running_var is None
         else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
     )
+    if type(training) is not bool:
+        bool_argument(training, "native_batch_norm", "training", 6)
     try:
         if out is not None:  # native_batch_norm.out
             return write_out(
@@ -6847,6 +7339,8 @@ def native_batch_norm_backward(
             save_invstd, "native_batch_norm_backward", "save_invstd", 7, True
         )
     )
+    if type(train) is not bool:
+        bool_argument(train, "native_batch_norm_backward", "train", 8)
     try:
         return operators.native_batch_norm_backward.fast(
             grad_out,
@@ -6903,6 +7397,10 @@ def instance_norm(
         if running_var is None
         else tensor_argument(running_var, "instance_norm", "running_var", 5, True)
     )
+    if type(use_input_stats) is not bool:
+        bool_argument(use_input_stats, "instance_norm", "use_input_stats", 6)
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "instance_norm", "cudnn_enabled", 9)
     try:
         return composites.instance_norm(
             input,
@@ -6948,6 +7446,10 @@ def group_norm(
     bias = (
         None if bias is None else tensor_argument(bias, "group_norm", "bias", 4, True)
     )
+    if type(num_groups) is not int:
+        num_groups = int_argument(num_groups, "group_norm", "num_groups", 2)
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "group_norm", "cudnn_enabled", 6)
     try:
         return composites.group_norm(
             input, num_groups, weight, bias, eps, cudnn_enabled
@@ -6988,6 +7490,14 @@ def native_group_norm(
         if bias is None
         else tensor_argument(bias, "native_group_norm", "bias", 3, True)
     )
+    if type(N) is not int:
+        N = int_argument(N, "native_group_norm", "N", 4)
+    if type(C) is not int:
+        C = int_argument(C, "native_group_norm", "C", 5)
+    if type(HxW) is not int:
+        HxW = int_argument(HxW, "native_group_norm", "HxW", 6)
+    if type(group) is not int:
+        group = int_argument(group, "native_group_norm", "group", 7)
     try:
         return operators.native_group_norm.fast(
             input, weight, bias, N, C, HxW, group, eps
@@ -7035,6 +7545,14 @@ def native_group_norm_backward(
         if weight is None
         else tensor_argument(weight, "native_group_norm_backward", "weight", 5, True)
     )
+    if type(N) is not int:
+        N = int_argument(N, "native_group_norm_backward", "N", 6)
+    if type(C) is not int:
+        C = int_argument(C, "native_group_norm_backward", "C", 7)
+    if type(HxW) is not int:
+        HxW = int_argument(HxW, "native_group_norm_backward", "HxW", 8)
+    if type(group) is not int:
+        group = int_argument(group, "native_group_norm_backward", "group", 9)
     try:
         return operators.native_group_norm_backward.fast(
             grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
@@ -7070,6 +7588,8 @@ def layer_norm(
     bias = (
         None if bias is None else tensor_argument(bias, "layer_norm", "bias", 4, True)
     )
+    if type(cudnn_enable) is not bool:
+        bool_argument(cudnn_enable, "layer_norm", "cudnn_enable", 6)
     try:
         return composites.layer_norm(
             input, normalized_shape, weight, bias, eps, cudnn_enable
@@ -7252,6 +7772,8 @@ def _native_batch_norm_legit(
         if bias is None
         else tensor_argument(bias, "_native_batch_norm_legit", "bias", 3, True)
     )
+    if type(training) is not bool:
+        bool_argument(training, "_native_batch_norm_legit", "training", 4)
     try:
         return operators._native_batch_norm_legit_no_stats.fast(
             input, weight, bias, training, momentum, eps
@@ -7358,6 +7880,8 @@ def batch_norm_backward(
     )
     if type(reserve) is not Tensor:
         reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
+    if type(update) is not bool:
+        bool_argument(update, "batch_norm_backward", "update", 8)
     try:
         return operators.batch_norm_backward.fast(
             grad_out,
@@ -7417,6 +7941,12 @@ def embedding(
         weight = tensor_argument(weight, "embedding", "weight", 1, True)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding", "indices", 2, True)
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(padding_idx, "embedding", "padding_idx", 3)
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4)
+    if type(sparse) is not bool:
+        bool_argument(sparse, "embedding", "sparse", 5)
     try:
         return operators.embedding.fast(
             weight, indices, padding_idx, scale_grad_by_freq, sparse
@@ -7447,6 +7977,14 @@ def embedding_backward(
         grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
+    if type(num_weights) is not int:
+        num_weights = int_argument(num_weights, "embedding_backward", "num_weights", 3)
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(padding_idx, "embedding_backward", "padding_idx", 4)
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(scale_grad_by_freq, "embedding_backward", "scale_grad_by_freq", 5)
+    if type(sparse) is not bool:
+        bool_argument(sparse, "embedding_backward", "sparse", 6)
     try:
         return composites.embedding_backward(
             grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse
@@ -7481,6 +8019,18 @@ def embedding_dense_backward(
         indices = tensor_argument(
             indices, "embedding_dense_backward", "indices", 2, True
         )
+    if type(num_weights) is not int:
+        num_weights = int_argument(
+            num_weights, "embedding_dense_backward", "num_weights", 3
+        )
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(
+            padding_idx, "embedding_dense_backward", "padding_idx", 4
+        )
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(
+            scale_grad_by_freq, "embedding_dense_backward", "scale_grad_by_freq", 5
+        )
     try:
         return operators.embedding_dense_backward.fast(
             grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
@@ -7502,6 +8052,8 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "one_hot", "input", 1, False)
+    if type(num_classes) is not int:
+        num_classes = int_argument(num_classes, "one_hot", "num_classes", 2)
     try:
         return operators.one_hot.fast(input, num_classes)
     except Exception:
@@ -7532,6 +8084,10 @@ def convolution(
     padding = int_list_argument(padding, "convolution", "padding")
     dilation = int_list_argument(dilation, "convolution", "dilation")
     output_padding = int_list_argument(output_padding, "convolution", "output_padding")
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution", "groups", 9)
     try:
         return operators.convolution.fast(
             input,
@@ -7586,6 +8142,10 @@ def convolution_backward(
     output_padding = int_list_argument(
         output_padding, "convolution_backward", "output_padding"
     )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_backward", "transposed", 8)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_backward", "groups", 10)
     try:
         return operators.convolution_backward.fast(
             grad_output,
@@ -7635,6 +8195,8 @@ def conv_transpose1d(
         output_padding, "conv_transpose1d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose1d", "dilation")
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose1d", "groups", 7)
     try:
         return composites.conv_transpose1d(
             input, weight, bias, stride, padding, output_padding, groups, dilation
@@ -7670,6 +8232,8 @@ def conv_transpose2d(
         output_padding, "conv_transpose2d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose2d", "dilation")
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose2d", "groups", 7)
     try:
         return composites.conv_transpose2d(
             input, weight, bias, stride, padding, output_padding, groups, dilation
@@ -7705,6 +8269,8 @@ def conv_transpose3d(
         output_padding, "conv_transpose3d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose3d", "dilation")
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose3d", "groups", 7)
     try:
         return composites.conv_transpose3d(
             input, weight, bias, stride, padding, output_padding, groups, dilation
@@ -7856,6 +8422,8 @@ def conv_tbc(
         weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
     if type(bias) is not Tensor:
         bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
+    if type(pad) is not int:
+        pad = int_argument(pad, "conv_tbc", "pad", 4)
     try:
         return operators.conv_tbc.fast(input, weight, bias, pad)
     except Exception:
@@ -8144,6 +8712,18 @@ def _convolution(
     padding = int_list_argument(padding, "_convolution", "padding")
     dilation = int_list_argument(dilation, "_convolution", "dilation")
     output_padding = int_list_argument(output_padding, "_convolution", "output_padding")
+    if type(transposed) is not bool:
+        bool_argument(transposed, "_convolution", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "_convolution", "groups", 9)
+    if type(benchmark) is not bool:
+        bool_argument(benchmark, "_convolution", "benchmark", 10)
+    if type(deterministic) is not bool:
+        bool_argument(deterministic, "_convolution", "deterministic", 11)
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "_convolution", "cudnn_enabled", 12)
+    if type(allow_tf32) is not bool:
+        bool_argument(allow_tf32, "_convolution", "allow_tf32", 13)
     try:
         return operators._convolution.fast(
             input,
@@ -8203,6 +8783,10 @@ def convolution_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_overrideable", "output_padding"
     )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_overrideable", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_overrideable", "groups", 9)
     try:
         return operators.convolution_overrideable.fast(
             input,
@@ -8257,6 +8841,10 @@ def convolution_backward_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_backward_overrideable", "output_padding"
     )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_backward_overrideable", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_backward_overrideable", "groups", 9)
     try:
         return operators.convolution_backward_overrideable.fast(
             grad_output,
@@ -8324,6 +8912,8 @@ def max_pool2d_with_indices(
     stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
     try:
         if out is not None:  # max_pool2d_with_indices.out
             return write_out(
@@ -8380,6 +8970,8 @@ def max_pool2d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool2d_with_indices_backward", "indices", 8, True
         )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d_with_indices_backward", "ceil_mode", 7)
     try:
         return operators.max_pool2d_with_indices_backward.fast(
             grad_output,
@@ -8419,6 +9011,8 @@ def max_pool3d_with_indices(
     stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
     try:
         if out is not None:  # max_pool3d_with_indices.out
             return write_out(
@@ -8475,6 +9069,8 @@ def max_pool3d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool3d_with_indices_backward", "indices", 8, True
         )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d_with_indices_backward", "ceil_mode", 7)
     try:
         return operators.max_pool3d_with_indices_backward.fast(
             grad_output,
@@ -8512,6 +9108,8 @@ def max_pool1d_with_indices(
     stride = int_list_argument(stride, "max_pool1d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool1d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool1d_with_indices", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool1d_with_indices", "ceil_mode", 6)
     try:
         return composites.max_pool1d_with_indices(
             input, kernel_size, stride, padding, dilation, ceil_mode
@@ -8538,6 +9136,8 @@ def max_pool1d(
     stride = int_list_argument(stride, "max_pool1d", "stride")
     padding = int_list_argument(padding, "max_pool1d", "padding")
     dilation = int_list_argument(dilation, "max_pool1d", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool1d", "ceil_mode", 6)
     try:
         return composites.max_pool1d(
             input, kernel_size, stride, padding, dilation, ceil_mode
@@ -8562,6 +9162,8 @@ def max_pool2d(
     stride = int_list_argument(stride, "max_pool2d", "stride")
     padding = int_list_argument(padding, "max_pool2d", "padding")
     dilation = int_list_argument(dilation, "max_pool2d", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d", "ceil_mode", 6)
     try:
         return composites.max_pool2d(
             input, kernel_size, stride, padding, dilation, ceil_mode
@@ -8586,6 +9188,8 @@ def max_pool3d(
     stride = int_list_argument(stride, "max_pool3d", "stride")
     padding = int_list_argument(padding, "max_pool3d", "padding")
     dilation = int_list_argument(dilation, "max_pool3d", "dilation")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d", "ceil_mode", 6)
     try:
         return composites.max_pool3d(
             input, kernel_size, stride, padding, dilation, ceil_mode
@@ -8609,6 +9213,10 @@ def avg_pool1d(
     kernel_size = int_list_argument(kernel_size, "avg_pool1d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool1d", "stride")
     padding = int_list_argument(padding, "avg_pool1d", "padding")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool1d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool1d", "count_include_pad", 6)
     try:
         return composites.avg_pool1d(
             input, kernel_size, stride, padding, ceil_mode, count_include_pad
@@ -8639,6 +9247,14 @@ def avg_pool2d(
     kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d", "stride")
     padding = int_list_argument(padding, "avg_pool2d", "padding")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool2d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool2d", "count_include_pad", 6)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool2d", "divisor_override", 7
+        )
     try:
         if out is not None:  # avg_pool2d.out
             return write_out(
@@ -8697,6 +9313,14 @@ def avg_pool2d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool2d_backward", "padding")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool2d_backward", "ceil_mode", 6)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool2d_backward", "count_include_pad", 7)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool2d_backward", "divisor_override", 8
+        )
     try:
         return operators.avg_pool2d_backward.fast(
             grad_output,
@@ -8738,6 +9362,14 @@ def avg_pool3d(
     kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d", "stride")
     padding = int_list_argument(padding, "avg_pool3d", "padding")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool3d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool3d", "count_include_pad", 6)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool3d", "divisor_override", 7
+        )
     try:
         if out is not None:  # avg_pool3d.out
             return write_out(
@@ -8796,6 +9428,14 @@ def avg_pool3d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool3d_backward", "padding")
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool3d_backward", "ceil_mode", 6)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool3d_backward", "count_include_pad", 7)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool3d_backward", "divisor_override", 8
+        )
     try:
         return operators.avg_pool3d_backward.fast(
             grad_output,
@@ -9558,6 +10198,8 @@ def upsample_linear1d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_linear1d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_linear1d", "output_size")
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_linear1d", "align_corners", 3)
     try:
         if out is not None:  # upsample_linear1d.out
             return write_out(
@@ -9601,6 +10243,8 @@ def upsample_linear1d_backward(
     input_size = int_list_argument(
         input_size, "upsample_linear1d_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_linear1d_backward", "align_corners", 4)
     try:
         return operators.upsample_linear1d_backward.fast(
             grad_output, output_size, input_size, align_corners, scales
@@ -9627,6 +10271,8 @@ def upsample_bilinear2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bilinear2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bilinear2d", "output_size")
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bilinear2d", "align_corners", 3)
     try:
         if out is not None:  # upsample_bilinear2d.out
             return write_out(
@@ -9676,6 +10322,8 @@ def upsample_bilinear2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bilinear2d_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bilinear2d_backward", "align_corners", 4)
     try:
         return operators.upsample_bilinear2d_backward.fast(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
@@ -9706,6 +10354,8 @@ def upsample_bicubic2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bicubic2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bicubic2d", "output_size")
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bicubic2d", "align_corners", 3)
     try:
         if out is not None:  # upsample_bicubic2d.out
             return write_out(
@@ -9755,6 +10405,8 @@ def upsample_bicubic2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bicubic2d_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bicubic2d_backward", "align_corners", 4)
     try:
         return operators.upsample_bicubic2d_backward.fast(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
@@ -9786,6 +10438,8 @@ def upsample_trilinear3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_trilinear3d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_trilinear3d", "output_size")
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_trilinear3d", "align_corners", 3)
     try:
         if out is not None:  # upsample_trilinear3d.out
             return write_out(
@@ -9838,6 +10492,10 @@ def upsample_trilinear3d_backward(
     input_size = int_list_argument(
         input_size, "upsample_trilinear3d_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "upsample_trilinear3d_backward", "align_corners", 4
+        )
     try:
         return operators.upsample_trilinear3d_backward.fast(
             grad_output,
@@ -9877,6 +10535,8 @@ def _upsample_bilinear2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_bilinear2d_aa", "output_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_bilinear2d_aa", "align_corners", 3)
     try:
         if out is not None:  # _upsample_bilinear2d_aa.out
             return write_out(
@@ -9926,6 +10586,10 @@ def _upsample_bilinear2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bilinear2d_aa_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_bilinear2d_aa_backward", "align_corners", 4
+        )
     try:
         return operators._upsample_bilinear2d_aa_backward.fast(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
@@ -9958,6 +10622,8 @@ def _upsample_bicubic2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_bicubic2d_aa", "output_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_bicubic2d_aa", "align_corners", 3)
     try:
         if out is not None:  # _upsample_bicubic2d_aa.out
             return write_out(
@@ -10007,6 +10673,10 @@ def _upsample_bicubic2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bicubic2d_aa_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_bicubic2d_aa_backward", "align_corners", 4
+        )
     try:
         return operators._upsample_bicubic2d_aa_backward.fast(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
@@ -10039,6 +10709,8 @@ def _upsample_lanczos2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_lanczos2d_aa", "output_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_lanczos2d_aa", "align_corners", 3)
     try:
         if out is not None:  # _upsample_lanczos2d_aa.out
             return write_out(
@@ -10088,6 +10760,10 @@ def _upsample_lanczos2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_lanczos2d_aa_backward", "input_size"
     )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_lanczos2d_aa_backward", "align_corners", 4
+        )
     try:
         return operators._upsample_lanczos2d_aa_backward.fast(
             grad_output, output_size, input_size, align_corners, scales_h, scales_w
@@ -10109,6 +10785,10 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_shuffle", "input", 1, False)
+    if type(upscale_factor) is not int:
+        upscale_factor = int_argument(
+            upscale_factor, "pixel_shuffle", "upscale_factor", 2
+        )
     try:
         return operators.pixel_shuffle.fast(input, upscale_factor)
     except Exception:
@@ -10122,6 +10802,10 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_unshuffle", "input", 1, False)
+    if type(downscale_factor) is not int:
+        downscale_factor = int_argument(
+            downscale_factor, "pixel_unshuffle", "downscale_factor", 2
+        )
     try:
         return operators.pixel_unshuffle.fast(input, downscale_factor)
     except Exception:
@@ -10135,6 +10819,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "channel_shuffle", "input", 1, False)
+    if type(groups) is not int:
+        groups = int_argument(groups, "channel_shuffle", "groups", 2)
     try:
         return operators.channel_shuffle.fast(input, groups)
     except Exception:
@@ -10218,6 +10904,8 @@ def affine_grid_generator(
     if type(theta) is not Tensor:
         theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
     size = int_list_argument(size, "affine_grid_generator", "size")
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "affine_grid_generator", "align_corners", 3)
     try:
         return operators.affine_grid_generator.fast(theta, size, align_corners)
     except Exception:
@@ -10234,6 +10922,10 @@ def affine_grid_generator_backward(
     if type(grad) is not Tensor:
         grad = tensor_argument(grad, "affine_grid_generator_backward", "grad", 1, True)
     size = int_list_argument(size, "affine_grid_generator_backward", "size")
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "affine_grid_generator_backward", "align_corners", 3
+        )
     try:
         return composites.affine_grid_generator_backward(grad, size, align_corners)
     except Exception:
@@ -10257,6 +10949,14 @@ def grid_sampler(
         input = tensor_argument(input, "grid_sampler", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler", "align_corners", 5)
     try:
         return composites.grid_sampler(
             input, grid, interpolation_mode, padding_mode, align_corners
@@ -10286,6 +10986,14 @@ def grid_sampler_2d(
         input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler_2d", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_2d", "align_corners", 5)
     try:
         return operators.grid_sampler_2d.fast(
             input, grid, interpolation_mode, padding_mode, align_corners
@@ -10321,6 +11029,16 @@ def grid_sampler_2d_backward(
         input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_2d_backward", "interpolation_mode", 4
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(
+            padding_mode, "grid_sampler_2d_backward", "padding_mode", 5
+        )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_2d_backward", "align_corners", 6)
     try:
         return operators.grid_sampler_2d_backward.fast(
             grad_output,
@@ -10356,6 +11074,14 @@ def grid_sampler_3d(
         input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler_3d", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_3d", "align_corners", 5)
     try:
         return operators.grid_sampler_3d.fast(
             input, grid, interpolation_mode, padding_mode, align_corners
@@ -10391,6 +11117,16 @@ def grid_sampler_3d_backward(
         input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_3d_backward", "interpolation_mode", 4
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(
+            padding_mode, "grid_sampler_3d_backward", "padding_mode", 5
+        )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_3d_backward", "align_corners", 6)
     try:
         return operators.grid_sampler_3d_backward.fast(
             grad_output,
@@ -10480,6 +11216,8 @@ def _thnn_fused_lstm_cell_backward_impl(
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
         )
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_lstm_cell_backward_impl", "has_bias", 6)
     try:
         return operators._thnn_fused_lstm_cell_backward_impl.fast(
             grad_hy, grad_cy, cx, cy, workspace, has_bias
@@ -10524,6 +11262,8 @@ def _thnn_fused_lstm_cell_backward(
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
         )
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_lstm_cell_backward", "has_bias", 6)
     try:
         return composites.thnn_fused_lstm_cell_backward(
             grad_hy, grad_cy, cx, cy, workspace, has_bias
@@ -10654,6 +11394,8 @@ def _thnn_fused_gru_cell_backward(
         workspace = tensor_argument(
             workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
         )
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_gru_cell_backward", "has_bias", 3)
     try:
         return operators._thnn_fused_gru_cell_backward.fast(
             grad_hy, workspace, has_bias
@@ -10861,6 +11603,10 @@ def _scaled_dot_product_attention_math(
             dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
         )
     )
+    if type(is_causal) is not bool:
+        bool_argument(is_causal, "_scaled_dot_product_attention_math", "is_causal", 6)
+    if type(enable_gqa) is not bool:
+        bool_argument(enable_gqa, "_scaled_dot_product_attention_math", "enable_gqa", 0)
     try:
         return composites._scaled_dot_product_attention_math(
             query,
@@ -10905,6 +11651,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mvlgamma", "input", 1, False)
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma", "p", 2)
     try:
         return operators.mvlgamma.fast(input, p)
     except Exception:
@@ -10966,6 +11714,8 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "polygamma", "input", 2, False)
+    if type(n) is not int:
+        n = int_argument(n, "polygamma", "n", 1)
     try:
         return operators.polygamma.fast(n, input)
     except Exception:
@@ -11041,6 +11791,10 @@ def _fft_r2c(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_r2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_r2c", "dim")
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_r2c", "normalization", 3)
+    if type(onesided) is not bool:
+        bool_argument(onesided, "_fft_r2c", "onesided", 4)
     try:
         if out is not None:  # _fft_r2c.out
             return write_out(
@@ -11076,6 +11830,10 @@ def _fft_c2r(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2r", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2r", "dim")
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_c2r", "normalization", 3)
+    if type(last_dim_size) is not int:
+        last_dim_size = int_argument(last_dim_size, "_fft_c2r", "last_dim_size", 4)
     try:
         if out is not None:  # _fft_c2r.out
             return write_out(
@@ -11111,6 +11869,10 @@ def _fft_c2c(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2c", "dim")
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_c2c", "normalization", 3)
+    if type(forward) is not bool:
+        bool_argument(forward, "_fft_c2c", "forward", 4)
     try:
         if out is not None:  # _fft_c2c.out
             return write_out(

@@ -10,8 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
     check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -218,6 +220,8 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     """``special_polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_polygamma", "input", 2, False)
+    if type(n) is not int:
+        n = int_argument(n, "special_polygamma", "n", 1)
     try:
         return composites.special_polygamma(n, input)
     except Exception:
@@ -230,6 +234,8 @@ def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "special_logsumexp", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "special_logsumexp", "keepdim", 3)
     try:
         return composites.special_logsumexp(input, dim, keepdim)
     except Exception:
@@ -255,6 +261,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_round", "input", 1, False)
+    if type(decimals) is not int:
+        decimals = int_argument(decimals, "special_round", "decimals", 0)
     try:
         return composites.special_round(input, decimals)
     except Exception:
@@ -274,6 +282,8 @@ def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "special_log_softmax", "dim", 2)
     try:
         return composites.special_log_softmax(input, dim, dtype)
     except Exception:
@@ -303,6 +313,8 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     """``special_multigammaln(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_multigammaln", "input", 1, False)
+    if type(p) is not int:
+        p = int_argument(p, "special_multigammaln", "p", 2)
     try:
         return composites.special_multigammaln(input, p)
     except Exception:
@@ -315,6 +327,8 @@ def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "special_softmax", "dim", 2)
     try:
         return composites.special_softmax(input, dim, dtype)
     except Exception:

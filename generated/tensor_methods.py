@@ -10,8 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
     check_arguments,
     dtype_argument,
+    int_argument,
     int_list_argument,
     int_list_varargs,
     tensor_argument,
@@ -33,6 +35,8 @@ def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
 def expand(self: Tensor, *size: int | Sequence[int], implicit: bool = False) -> Tensor:
     """``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``"""
     size = int_list_varargs(size, "expand", "size")
+    if type(implicit) is not bool:
+        bool_argument(implicit, "expand", "implicit", 0)
     try:
         return operators.expand.fast(self, size, implicit)
     except Exception:
@@ -60,6 +64,8 @@ def reshape(self: Tensor, *shape: int | Sequence[int]) -> Tensor:
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsqueeze", "dim", 1)
     try:
         return operators.unsqueeze.fast(self, dim)
     except Exception:
@@ -69,6 +75,10 @@ def unsqueeze(self: Tensor, dim: int) -> Tensor:
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "transpose", "dim0", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "transpose", "dim1", 2)
     try:
         return operators.transpose_int.fast(self, dim0, dim1)
     except Exception:
@@ -85,6 +95,10 @@ def t(self: Tensor) -> Tensor:
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
+    if type(start_dim) is not int:
+        start_dim = int_argument(start_dim, "flatten", "start_dim", 1)
+    if type(end_dim) is not int:
+        end_dim = int_argument(end_dim, "flatten", "end_dim", 2)
     try:
         return composites.flatten(self, start_dim, end_dim)
     except Exception:
@@ -103,6 +117,10 @@ def contiguous(self: Tensor, *, memory_format: Any = "contiguous_format") -> Ten
 
 def select(self: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "select", "dim", 1)
+    if type(index) is not int:
+        index = int_argument(index, "select", "index", 2)
     try:
         return operators.select_int.fast(self, dim, index)
     except Exception:
@@ -120,6 +138,14 @@ def slice(
     step: int = 1,
 ) -> Tensor:
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice", "dim", 1)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice", "start", 2)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice", "end", 3)
+    if type(step) is not int:
+        step = int_argument(step, "slice", "step", 4)
     try:
         return operators.slice_Tensor.fast(self, dim, start, end, step)
     except Exception:
@@ -138,6 +164,12 @@ def slice(
 
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow", "dim", 1)
+    if type(start) is not int:
+        start = int_argument(start, "narrow", "start", 2)
+    if type(length) is not int:
+        length = int_argument(length, "narrow", "length", 3)
     try:
         return composites.narrow(self, dim, start, length)
     except Exception:
@@ -152,6 +184,8 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "split_with_sizes", "dim", 2)
     try:
         return tuple(operators.split_with_sizes.fast(self, split_sizes, dim))
     except Exception:
@@ -161,6 +195,10 @@ def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
+    if type(chunks) is not int:
+        chunks = int_argument(chunks, "chunk", "chunks", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "chunk", "dim", 2)
     try:
         return tuple(composites.chunk(self, chunks, dim))
     except Exception:
@@ -172,6 +210,8 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
 
 def unbind(self: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "unbind", "dim", 1)
     try:
         return tuple(operators.unbind_int.fast(self, dim))
     except Exception:
@@ -226,6 +266,12 @@ def detach_(self: Tensor) -> Tensor:
 
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal", "offset", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal", "dim1", 2)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal", "dim2", 3)
     try:
         return operators.diagonal.fast(self, offset, dim1, dim2)
     except Exception:
@@ -239,6 +285,12 @@ def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Ten
 
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+    if type(offset) is not int:
+        offset = int_argument(offset, "diag_embed", "offset", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diag_embed", "dim1", 2)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diag_embed", "dim2", 3)
     try:
         return operators.diag_embed.fast(self, offset, dim1, dim2)
     except Exception:
@@ -252,6 +304,8 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "diag", "diagonal", 1)
     try:
         return composites.diag(self, diagonal)
     except Exception:
@@ -268,6 +322,8 @@ def broadcast_to(self: Tensor, *size: int | Sequence[int]) -> Tensor:
 def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
     sizes = int_list_argument(sizes, "unflatten", "sizes")
+    if type(dim) is not int:
+        dim = int_argument(dim, "unflatten", "dim", 1)
     try:
         return composites.unflatten(self, dim, sizes)
     except Exception:
@@ -293,6 +349,10 @@ def flipud(self: Tensor) -> Tensor:
 
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
+    if type(axis0) is not int:
+        axis0 = int_argument(axis0, "swapaxes", "axis0", 1)
+    if type(axis1) is not int:
+        axis1 = int_argument(axis1, "swapaxes", "axis1", 2)
     try:
         return composites.swapaxes(self, axis0, axis1)
     except Exception:
@@ -304,6 +364,10 @@ def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
 
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "swapdims", "dim0", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "swapdims", "dim1", 2)
     try:
         return composites.swapaxes(self, dim0, dim1)
     except Exception:
@@ -322,6 +386,8 @@ def as_strided(
     """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(storage_offset, "as_strided", "storage_offset", 3)
     try:
         return operators.as_strided.fast(self, size, stride, storage_offset)
     except Exception:
@@ -343,6 +409,10 @@ def as_strided_scatter(
         src = tensor_argument(src, "as_strided_scatter", "src", 1, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(
+            storage_offset, "as_strided_scatter", "storage_offset", 4
+        )
     try:
         return operators.as_strided_scatter.fast(
             self, src, size, stride, storage_offset
@@ -356,6 +426,12 @@ def as_strided_scatter(
 
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
+    if type(dimension) is not int:
+        dimension = int_argument(dimension, "unfold", "dimension", 1)
+    if type(size) is not int:
+        size = int_argument(size, "unfold", "size", 2)
+    if type(step) is not int:
+        step = int_argument(step, "unfold", "step", 3)
     try:
         return operators.unfold.fast(self, dimension, size, step)
     except Exception:
@@ -369,6 +445,12 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow_copy", "dim", 1)
+    if type(start) is not int:
+        start = int_argument(start, "narrow_copy", "start", 2)
+    if type(length) is not int:
+        length = int_argument(length, "narrow_copy", "length", 3)
     try:
         return operators.narrow_copy.fast(self, dim, start, length)
     except Exception:
@@ -382,6 +464,10 @@ def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+    if type(split_size) is not int:
+        split_size = int_argument(split_size, "unsafe_split", "split_size", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split", "dim", 2)
     try:
         return tuple(operators.unsafe_split_Tensor.fast(self, split_size, dim))
     except Exception:
@@ -400,6 +486,8 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split_with_sizes", "dim", 2)
     try:
         return tuple(operators.unsafe_split_with_sizes.fast(self, split_sizes, dim))
     except Exception:
@@ -410,6 +498,8 @@ def unsafe_split_with_sizes(
 def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
     dims = int_list_argument(dims, "rot90", "dims")
+    if type(k) is not int:
+        k = int_argument(k, "rot90", "k", 1)
     try:
         return operators.rot90.fast(self, k, dims)
     except Exception:
@@ -478,6 +568,10 @@ def _to_copy(
 ) -> Tensor:
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
+    if type(pin_memory) is not bool and pin_memory is not None:
+        bool_argument(pin_memory, "_to_copy", "pin_memory", 0)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "_to_copy", "non_blocking", 0)
     try:
         return operators._to_copy.fast(
             self, dtype, layout, device, pin_memory, non_blocking, memory_format
@@ -820,6 +914,8 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
     """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "copy_", "src", 1, True)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "copy_", "non_blocking", 2)
     try:
         return operators.copy_.fast(self, src, non_blocking)
     except Exception:
@@ -1312,6 +1408,8 @@ def exponential_(
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amax", "keepdim", 2)
     try:
         return operators.amax.fast(self, dim, keepdim)
     except Exception:
@@ -1322,6 +1420,8 @@ def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor
 def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amin", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amin", "keepdim", 2)
     try:
         return operators.amin.fast(self, dim, keepdim)
     except Exception:
@@ -1331,6 +1431,10 @@ def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor
 
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmax", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmax", "keepdim", 2)
     try:
         return operators.argmax.fast(self, dim, keepdim)
     except Exception:
@@ -1342,6 +1446,10 @@ def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmin", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmin", "keepdim", 2)
     try:
         return operators.argmin.fast(self, dim, keepdim)
     except Exception:
@@ -1354,6 +1462,8 @@ def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tenso
 def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "logsumexp", "dim")
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "logsumexp", "keepdim", 2)
     try:
         return operators.logsumexp.fast(self, dim, keepdim)
     except Exception:
@@ -1364,6 +1474,8 @@ def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor
 def cumsum(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum", "dim", 1)
     try:
         return operators.cumsum.fast(self, dim, dtype)
     except Exception:
@@ -1374,6 +1486,8 @@ def cumsum(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
 def cumprod(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod", "dim", 1)
     try:
         return operators.cumprod.fast(self, dim, dtype)
     except Exception:
@@ -1391,6 +1505,8 @@ def allclose(
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 1, True)
+    if type(equal_nan) is not bool:
+        bool_argument(equal_nan, "allclose", "equal_nan", 4)
     try:
         return operators.allclose.fast(self, other, rtol, atol, equal_nan)
     except Exception:
@@ -1413,6 +1529,14 @@ def topk(
     self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+    if type(k) is not int:
+        k = int_argument(k, "topk", "k", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "topk", "dim", 2)
+    if type(largest) is not bool:
+        bool_argument(largest, "topk", "largest", 3)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "topk", "sorted", 4)
     try:
         return operators.topk.fast(self, k, dim, largest, sorted)
     except Exception:
@@ -1431,6 +1555,8 @@ def topk(
 
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "logcumsumexp", "dim", 1)
     try:
         return operators.logcumsumexp.fast(self, dim)
     except Exception:
@@ -1441,6 +1567,8 @@ def logcumsumexp(self: Tensor, dim: int) -> Tensor:
 def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum_", "dim", 1)
     try:
         return operators.cumsum_.fast(self, dim, dtype)
     except Exception:
@@ -1451,6 +1579,8 @@ def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
 def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod_", "dim", 1)
     try:
         return operators.cumprod_.fast(self, dim, dtype)
     except Exception:
@@ -1460,6 +1590,8 @@ def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
 
 def cummax(self: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummax", "dim", 1)
     try:
         return operators.cummax.fast(self, dim)
     except Exception:
@@ -1469,6 +1601,8 @@ def cummax(self: Tensor, dim: int) -> Tensor:
 
 def cummin(self: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummin", "dim", 1)
     try:
         return operators.cummin.fast(self, dim)
     except Exception:
@@ -1483,6 +1617,12 @@ def msort(self: Tensor) -> Tensor:
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    if type(k) is not int:
+        k = int_argument(k, "kthvalue", "k", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "kthvalue", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "kthvalue", "keepdim", 3)
     try:
         return operators.kthvalue.fast(self, k, dim, keepdim)
     except Exception:
@@ -1496,6 +1636,10 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tens
 
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "mode", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "mode", "keepdim", 2)
     try:
         return operators.mode.fast(self, dim, keepdim)
     except Exception:
@@ -1507,6 +1651,10 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
 
 def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "aminmax", "dim", 0)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "aminmax", "keepdim", 0)
     try:
         return operators.aminmax.fast(self, dim, keepdim)
     except Exception:
@@ -1526,6 +1674,8 @@ def nansum(
     """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nansum", "keepdim", 2)
     try:
         return operators.nansum.fast(self, dim, keepdim, dtype)
     except Exception:
@@ -1543,6 +1693,8 @@ def nanmean(
     """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
     dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
     dtype = dtype_argument(dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nanmean", "keepdim", 2)
     try:
         return composites.nanmean(self, dim, keepdim, dtype)
     except Exception:
@@ -1566,6 +1718,10 @@ def diff(
     append = (
         None if append is None else tensor_argument(append, "diff", "append", 4, True)
     )
+    if type(n) is not int:
+        n = int_argument(n, "diff", "n", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "diff", "dim", 2)
     try:
         return composites.diff(self, n, dim, prepend, append)
     except Exception:
@@ -1590,6 +1746,8 @@ def argwhere(self: Tensor) -> Tensor:
 
 def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    if type(bins) is not int:
+        bins = int_argument(bins, "histc", "bins", 1)
     try:
         return operators.histc.fast(self, bins, min, max)
     except Exception:
@@ -1610,6 +1768,8 @@ def bincount(
         if weights is None
         else tensor_argument(weights, "bincount", "weights", 1, True)
     )
+    if type(minlength) is not int:
+        minlength = int_argument(minlength, "bincount", "minlength", 2)
     try:
         return operators.bincount.fast(self, weights, minlength)
     except Exception:
@@ -1621,6 +1781,8 @@ def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select", "dim", 1)
     try:
         return operators.index_select.fast(self, dim, index)
     except Exception:
@@ -1641,6 +1803,8 @@ def index_add(
         index = tensor_argument(index, "index_add", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add", "dim", 1)
     try:
         return operators.index_add.fast(self, dim, index, source, alpha)
     except Exception:
@@ -1656,6 +1820,10 @@ def gather(
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather", "dim", 1)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather", "sparse_grad", 0)
     try:
         return operators.gather.fast(self, dim, index, sparse_grad)
     except Exception:
@@ -1675,6 +1843,8 @@ def scatter_add(
         index = tensor_argument(index, "scatter_add", "index", 2, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add", "dim", 1)
     try:
         return operators.scatter_add.fast(self, dim, index, src)
     except Exception:
@@ -1698,6 +1868,8 @@ def index_put(
     indices = tensor_list_argument(indices, "index_put", "indices", 1, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put", "accumulate", 3)
     try:
         return operators.index_put.fast(self, indices, values, accumulate)
     except Exception:
@@ -1715,6 +1887,8 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 1, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put_", "accumulate", 3)
     try:
         return operators.index_put_.fast(self, indices, values, accumulate)
     except Exception:
@@ -1736,6 +1910,10 @@ def scatter_reduce(
         index = tensor_argument(index, "scatter_reduce", "index", 2, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce", "include_self", 0)
     try:
         return operators.scatter_reduce_two.fast(
             self, dim, index, src, reduce, include_self
@@ -1757,6 +1935,8 @@ def index_copy(
         index = tensor_argument(index, "index_copy", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy", "dim", 1)
     try:
         return operators.index_copy.fast(self, dim, index, source)
     except Exception:
@@ -1795,6 +1975,8 @@ def take_along_dim(
     """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "take_along_dim", "indices", 1, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "take_along_dim", "dim", 2)
     try:
         return composites.take_along_dim(self, indices, dim)
     except Exception:
@@ -1813,6 +1995,8 @@ def put(
         index = tensor_argument(index, "put", "index", 1, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put", "accumulate", 3)
     try:
         return operators.put.fast(self, index, source, accumulate)
     except Exception:
@@ -1828,6 +2012,8 @@ def scatter_add_(
         index = tensor_argument(index, "scatter_add_", "index", 2, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add_", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add_", "dim", 1)
     try:
         return operators.scatter_add_.fast(self, dim, index, src)
     except Exception:
@@ -1849,6 +2035,10 @@ def scatter_reduce_(
         index = tensor_argument(index, "scatter_reduce_", "index", 2, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce_", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce_", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce_", "include_self", 0)
     try:
         return operators.scatter_reduce__two.fast(
             self, dim, index, src, reduce, include_self
@@ -1875,6 +2065,8 @@ def index_add_(
         index = tensor_argument(index, "index_add_", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add_", "dim", 1)
     try:
         return operators.index_add_.fast(self, dim, index, source, alpha)
     except Exception:
@@ -1892,6 +2084,8 @@ def index_copy_(
         index = tensor_argument(index, "index_copy_", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy_", "dim", 1)
     try:
         return operators.index_copy_.fast(self, dim, index, source)
     except Exception:
@@ -1921,6 +2115,8 @@ def put_(
         index = tensor_argument(index, "put_", "index", 1, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put_", "source", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put_", "accumulate", 3)
     try:
         return operators.put_.fast(self, index, source, accumulate)
     except Exception:
@@ -1942,6 +2138,10 @@ def index_reduce(
         index = tensor_argument(index, "index_reduce", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce", "include_self", 0)
     try:
         return operators.index_reduce.fast(
             self, dim, index, source, reduce, include_self
@@ -1969,6 +2169,10 @@ def index_reduce_(
         index = tensor_argument(index, "index_reduce_", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce_", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce_", "include_self", 0)
     try:
         return operators.index_reduce_.fast(
             self, dim, index, source, reduce, include_self
@@ -1993,6 +2197,14 @@ def slice_scatter(
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 1, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_scatter", "dim", 2)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice_scatter", "start", 3)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice_scatter", "end", 4)
+    if type(step) is not int:
+        step = int_argument(step, "slice_scatter", "step", 5)
     try:
         return operators.slice_scatter.fast(self, src, dim, start, end, step)
     except Exception:
@@ -2013,6 +2225,10 @@ def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> 
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 1, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_scatter", "dim", 2)
+    if type(index) is not int:
+        index = int_argument(index, "select_scatter", "index", 3)
     try:
         return operators.select_scatter.fast(self, src, dim, index)
     except Exception:
@@ -2028,6 +2244,12 @@ def diagonal_scatter(
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 1, True)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_scatter", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_scatter", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_scatter", "dim2", 4)
     try:
         return operators.diagonal_scatter.fast(self, src, offset, dim1, dim2)
     except Exception:
@@ -2133,6 +2355,8 @@ def inner(self: Tensor, other: Tensor | Number) -> Tensor:
 
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril", "diagonal", 1)
     try:
         return operators.tril.fast(self, diagonal)
     except Exception:
@@ -2142,6 +2366,8 @@ def tril(self: Tensor, diagonal: int = 0) -> Tensor:
 
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu", "diagonal", 1)
     try:
         return operators.triu.fast(self, diagonal)
     except Exception:
@@ -2151,6 +2377,8 @@ def triu(self: Tensor, diagonal: int = 0) -> Tensor:
 
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril_", "diagonal", 1)
     try:
         return operators.tril_.fast(self, diagonal)
     except Exception:
@@ -2160,6 +2388,8 @@ def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
 
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu_", "diagonal", 1)
     try:
         return operators.triu_.fast(self, diagonal)
     except Exception:
@@ -2205,6 +2435,10 @@ def logdet(self: Tensor) -> Tensor:
 
 def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
+    if type(some) is not bool:
+        bool_argument(some, "svd", "some", 1)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "svd", "compute_uv", 2)
     try:
         return composites.svd(self, some, compute_uv)
     except Exception:
@@ -2225,6 +2459,8 @@ def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
 
 def matrix_power(self: Tensor, n: int) -> Tensor:
     """``matrix_power(Tensor self, int n) -> Tensor``"""
+    if type(n) is not int:
+        n = int_argument(n, "matrix_power", "n", 1)
     try:
         return composites.matrix_power(self, n)
     except Exception:
@@ -2241,6 +2477,8 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "cross", "other", 1, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "cross", "dim", 2)
     try:
         return composites.cross(self, other, dim)
     except Exception:
@@ -2250,6 +2488,8 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
 
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky", "upper", 1)
     try:
         return operators.cholesky.fast(self, upper)
     except Exception:
@@ -2435,6 +2675,8 @@ def baddbmm_(
 
 def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm", "dim", 2)
     try:
         return operators.renorm.fast(self, p, dim, maxnorm)
     except Exception:
@@ -2448,6 +2690,8 @@ def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
 
 def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm_", "dim", 2)
     try:
         return operators.renorm_.fast(self, p, dim, maxnorm)
     except Exception:
@@ -2461,6 +2705,8 @@ def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
 
 def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_inverse", "upper", 1)
     try:
         return operators.cholesky_inverse.fast(self, upper)
     except Exception:
@@ -2474,6 +2720,8 @@ def cholesky_solve(
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
     if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 1, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_solve", "upper", 2)
     try:
         return operators.cholesky_solve.fast(self, input2, upper)
     except Exception:
@@ -2491,6 +2739,12 @@ def triangular_solve(
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 1, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "triangular_solve", "upper", 2)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "triangular_solve", "transpose", 3)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "triangular_solve", "unitriangular", 4)
     try:
         return operators.triangular_solve.fast(self, A, upper, transpose, unitriangular)
     except Exception:
@@ -2523,6 +2777,10 @@ def ormqr(
         input2 = tensor_argument(input2, "ormqr", "input2", 1, True)
     if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 2, True)
+    if type(left) is not bool:
+        bool_argument(left, "ormqr", "left", 3)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "ormqr", "transpose", 4)
     try:
         return operators.ormqr.fast(self, input2, input3, left, transpose)
     except Exception:
@@ -2545,6 +2803,8 @@ def relu_(self: Tensor) -> Tensor:
 def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "softmax", "dim", 1)
     try:
         return composites.softmax(self, dim, dtype)
     except Exception:
@@ -2555,6 +2815,8 @@ def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "log_softmax", "dim", 1)
     try:
         return composites.log_softmax(self, dim, dtype)
     except Exception:
@@ -2590,6 +2852,8 @@ def erfc_(self: Tensor) -> Tensor:
 
 def mvlgamma(self: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma", "p", 1)
     try:
         return operators.mvlgamma.fast(self, p)
     except Exception:
@@ -2599,6 +2863,8 @@ def mvlgamma(self: Tensor, p: int) -> Tensor:
 
 def mvlgamma_(self: Tensor, p: int) -> Tensor:
     """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma_", "p", 1)
     try:
         return operators.mvlgamma_.fast(self, p)
     except Exception:
@@ -2656,6 +2922,8 @@ def digamma_(self: Tensor) -> Tensor:
 
 def polygamma(self: Tensor, n: int) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
+    if type(n) is not int:
+        n = int_argument(n, "polygamma", "n", 1)
     try:
         return operators.polygamma.fast(n, self)
     except Exception:
@@ -2665,6 +2933,8 @@ def polygamma(self: Tensor, n: int) -> Tensor:
 
 def polygamma_(self: Tensor, n: int) -> Tensor:
     """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
+    if type(n) is not int:
+        n = int_argument(n, "polygamma_", "n", 1)
     try:
         return operators.polygamma_.fast(self, n)
     except Exception:

@@ -12,7 +12,7 @@ import dis
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -182,6 +182,20 @@ def _keywords_of_call(depth: int) -> tuple[str, ...]:
     return names if isinstance(names, tuple) else ()
 
 
+def _refuse(function: str, name: str, kind: str, position: int, value: Any) -> NoReturn:
+    """PyTorch's TypeError for `value`, of the wrong type for argument `name`; a
+    positional argument given by keyword is named without its position."""
+    # the binding's caller is three frames up from here (this, the check, the binding)
+    if position and name not in _keywords_of_call(3):
+        where = f" (position {position})"
+    else:
+        where = ""
+    raise TypeError(
+        f"{function}(): argument '{name}'{where} must be "
+        f"{_SHOWN[kind.rstrip('?')]}, not {_type_name(value)}"
+    ) from None
+
+
 def check_arguments(
     function: str,
     params: tuple[tuple[str, str, int], ...],
@@ -191,17 +205,23 @@ def check_arguments(
     wrong type (`params` are (name, kind, position) of `values`, position 0 for a
     keyword-only one); nothing when all fit, and the caller re-raises its error."""
     for (name, kind, position), value in zip(params, values):
-        if _fits(value, kind):
-            continue
-        # the binding's caller is two frames up from here
-        if position and name not in _keywords_of_call(2):
-            where = f" (position {position})"
-        else:
-            where = ""
-        raise TypeError(
-            f"{function}(): argument '{name}'{where} must be "
-            f"{_SHOWN[kind.rstrip('?')]}, not {_type_name(value)}"
-        ) from None
+        if not _fits(value, kind):
+            _refuse(function, name, kind, position, value)
+
+
+def int_argument(value: Any, function: str, name: str, position: int) -> int:
+    """An int argument that is not a Python int: a numpy integer, or a one-element
+    integer tensor, as PyTorch's parser takes them; anything else (a float, a bool:
+    numpy would take them silently) is PyTorch's TypeError."""
+    if not _fits(value, "int"):
+        _refuse(function, name, "int", position, value)
+    return int(value.item()) if isinstance(value, Tensor) else int(value)
+
+
+def bool_argument(value: Any, function: str, name: str, position: int) -> NoReturn:
+    """A bool argument that is not a Python bool: PyTorch refuses it (an int, a string
+    or None would otherwise be taken silently for its truth)."""
+    _refuse(function, name, "bool", position, value)
 
 
 # -- out= ---------------------------------------------------------------------------------
