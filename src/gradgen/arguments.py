@@ -215,7 +215,7 @@ def int_argument(value: Any, function: str, name: str, position: int) -> int:
     numpy would take them silently) is PyTorch's TypeError."""
     if not _fits(value, "int"):
         _refuse(function, name, "int", position, value)
-    return int(value.item()) if isinstance(value, Tensor) else int(value)
+    return int(value._data.item()) if isinstance(value, Tensor) else int(value)
 
 
 def bool_argument(value: Any, function: str, name: str, position: int) -> NoReturn:
