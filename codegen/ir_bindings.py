@@ -139,7 +139,7 @@ def _argument_checks(
     a tuple literal, and the names of their values (empty when nothing is checked); and
     the checks made before the call: an int or a bool argument of another type (that
     numpy would take silently: a float dim, a string for a flag) goes through
-    `int_argument` / `bool_argument`."""
+    `int_argument` / `bool_argument`, a Number or float one given None is refused."""
     op = function.python_name
     checks: list[tuple[str, str, int]] = []
     names: list[str] = []
@@ -156,7 +156,12 @@ def _argument_checks(
         checks.append((name, kind, where))
         names.append(name)
         base = kind.rstrip("?")
-        if base in ("int", "bool"):
+        if kind in ("Scalar", "float"):  # None would be taken: elu's alpha=None is nan
+            entry = ((name, kind, where),)
+            precheck.append(
+                f"if {name} is None: check_arguments({op!r}, {entry!r}, (None,))"
+            )
+        elif base in ("int", "bool"):
             test = f"type({name}) is not {base}"
             if kind.endswith("?"):
                 test += f" and {name} is not None"

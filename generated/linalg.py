@@ -81,6 +81,8 @@ def vector_norm(
         input = tensor_argument(input, "linalg_vector_norm", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "linalg_vector_norm", "dim")
     dtype = dtype_argument(dtype)
+    if ord is None:
+        check_arguments("linalg_vector_norm", (("ord", "Scalar", 2),), (None,))
     if type(keepdim) is not bool:
         bool_argument(keepdim, "linalg_vector_norm", "keepdim", 4)
     try:

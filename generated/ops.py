@@ -981,6 +981,8 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
     if type(input) is not Tensor:
         input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
     pad = int_list_argument(pad, "constant_pad_nd", "pad")
+    if value is None:
+        check_arguments("constant_pad_nd", (("value", "Scalar", 3),), (None,))
     try:
         return operators.constant_pad_nd.fast(input, pad, value)
     except Exception:
@@ -1487,6 +1489,8 @@ def add(
         input = tensor_argument(input, "add", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 2, True)
+    if alpha is None:
+        check_arguments("add", (("alpha", "Scalar", 0),), (None,))
     try:
         if out is not None:  # add.out
             return write_out(
@@ -1517,6 +1521,8 @@ def sub(
         input = tensor_argument(input, "sub", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 2, True)
+    if alpha is None:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
     try:
         if out is not None:  # sub.out
             return write_out(
@@ -2112,6 +2118,12 @@ def fake_quantize_per_tensor_affine_cachemask(
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
         )
+    if scale is None:
+        check_arguments(
+            "fake_quantize_per_tensor_affine_cachemask",
+            (("scale", "float", 2),),
+            (None,),
+        )
     if type(zero_point) is not int:
         zero_point = int_argument(
             zero_point, "fake_quantize_per_tensor_affine_cachemask", "zero_point", 3
@@ -2164,6 +2176,10 @@ def fake_quantize_per_tensor_affine(
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine", "input", 1, False
+        )
+    if scale is None:
+        check_arguments(
+            "fake_quantize_per_tensor_affine", (("scale", "float", 2),), (None,)
         )
     if type(zero_point) is not int:
         zero_point = int_argument(
@@ -2493,6 +2509,8 @@ def addcmul(
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    if value is None:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
     try:
         if out is not None:  # addcmul.out
             return write_out(
@@ -2527,6 +2545,8 @@ def addcdiv(
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    if value is None:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
     try:
         if out is not None:  # addcdiv.out
             return write_out(
@@ -3324,6 +3344,10 @@ def allclose(
         input = tensor_argument(input, "allclose", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
+    if rtol is None:
+        check_arguments("allclose", (("rtol", "float", 3),), (None,))
+    if atol is None:
+        check_arguments("allclose", (("atol", "float", 4),), (None,))
     if type(equal_nan) is not bool:
         bool_argument(equal_nan, "allclose", "equal_nan", 5)
     try:
@@ -3624,6 +3648,10 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
         input = tensor_argument(input, "histc", "input", 1, False)
     if type(bins) is not int:
         bins = int_argument(bins, "histc", "bins", 2)
+    if min is None:
+        check_arguments("histc", (("min", "Scalar", 3),), (None,))
+    if max is None:
+        check_arguments("histc", (("max", "Scalar", 4),), (None,))
     try:
         return operators.histc.fast(input, bins, min, max)
     except Exception:
@@ -3818,6 +3846,8 @@ def index_add(
         source = tensor_argument(source, "index_add", "source", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add", "dim", 2)
+    if alpha is None:
+        check_arguments("index_add", (("alpha", "Scalar", 0),), (None,))
     try:
         if out is not None:  # index_add.out
             return write_out(
@@ -4488,6 +4518,10 @@ def addmm(
         mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+    if beta is None:
+        check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmm", (("alpha", "Scalar", 0),), (None,))
     try:
         if out is not None:  # addmm.out
             return write_out(
@@ -4601,6 +4635,8 @@ def cdist(
         x1 = tensor_argument(x1, "cdist", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "cdist", "x2", 2, True)
+    if p is None:
+        check_arguments("cdist", (("p", "float", 3),), (None,))
     if type(compute_mode) is not int and compute_mode is not None:
         compute_mode = int_argument(compute_mode, "cdist", "compute_mode", 4)
     try:
@@ -4620,6 +4656,8 @@ def _cdist_forward(
         x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
+    if p is None:
+        check_arguments("_cdist_forward", (("p", "float", 3),), (None,))
     if type(compute_mode) is not int and compute_mode is not None:
         compute_mode = int_argument(compute_mode, "_cdist_forward", "compute_mode", 4)
     try:
@@ -4649,6 +4687,8 @@ def _cdist_backward(
         x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
     if type(cdist) is not Tensor:
         cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
+    if p is None:
+        check_arguments("_cdist_backward", (("p", "float", 4),), (None,))
     try:
         return operators._cdist_backward.fast(grad, x1, x2, p, cdist)
     except Exception:
@@ -4660,6 +4700,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     """``pdist(Tensor self, float p=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pdist", "input", 1, False)
+    if p is None:
+        check_arguments("pdist", (("p", "float", 2),), (None,))
     try:
         return composites.pdist(input, p)
     except Exception:
@@ -4671,6 +4713,8 @@ def _pdist_forward(input: Tensor, p: float = 2) -> Tensor:
     """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_forward", "input", 1, False)
+    if p is None:
+        check_arguments("_pdist_forward", (("p", "float", 2),), (None,))
     try:
         return operators._pdist_forward.fast(input, p)
     except Exception:
@@ -4688,6 +4732,8 @@ def _pdist_backward(
         input = tensor_argument(input, "_pdist_backward", "input", 2, False)
     if type(pdist) is not Tensor:
         pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
+    if p is None:
+        check_arguments("_pdist_backward", (("p", "float", 3),), (None,))
     try:
         return operators._pdist_backward.fast(grad, input, p, pdist)
     except Exception:
@@ -4754,6 +4800,8 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
         input = tensor_argument(input, "dist", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
+    if p is None:
+        check_arguments("dist", (("p", "Scalar", 3),), (None,))
     try:
         return operators.dist.fast(input, other, p)
     except Exception:
@@ -4897,6 +4945,8 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pinverse", "input", 1, False)
+    if rcond is None:
+        check_arguments("pinverse", (("rcond", "float", 2),), (None,))
     try:
         return composites.pinverse(input, rcond)
     except Exception:
@@ -4967,6 +5017,10 @@ def addmv(
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
+    if beta is None:
+        check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addmv.fast(input, mat, vec, beta, alpha)
     except Exception:
@@ -4991,6 +5045,10 @@ def addmv_(
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+    if beta is None:
+        check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addmv_.fast(input, mat, vec, beta, alpha)
     except Exception:
@@ -5015,6 +5073,10 @@ def addr(
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+    if beta is None:
+        check_arguments("addr", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addr.fast(input, vec1, vec2, beta, alpha)
     except Exception:
@@ -5039,6 +5101,10 @@ def addbmm(
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+    if beta is None:
+        check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addbmm.fast(input, batch1, batch2, beta, alpha)
     except Exception:
@@ -5063,6 +5129,10 @@ def baddbmm(
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+    if beta is None:
+        check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.baddbmm.fast(input, batch1, batch2, beta, alpha)
     except Exception:
@@ -5076,8 +5146,12 @@ def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "renorm", "input", 1, False)
+    if p is None:
+        check_arguments("renorm", (("p", "Scalar", 2),), (None,))
     if type(dim) is not int:
         dim = int_argument(dim, "renorm", "dim", 3)
+    if maxnorm is None:
+        check_arguments("renorm", (("maxnorm", "Scalar", 4),), (None,))
     try:
         return operators.renorm.fast(input, p, dim, maxnorm)
     except Exception:
@@ -5263,6 +5337,8 @@ def threshold_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold_backward", "input", 2, False)
+    if threshold is None:
+        check_arguments("threshold_backward", (("threshold", "Scalar", 3),), (None,))
     try:
         return operators.threshold_backward.fast(grad_output, input, threshold)
     except Exception:
@@ -5494,6 +5570,8 @@ def leaky_relu(
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu", "input", 1, False)
+    if negative_slope is None:
+        check_arguments("leaky_relu", (("negative_slope", "Scalar", 2),), (None,))
     try:
         if out is not None:  # leaky_relu.out
             return write_out(
@@ -5526,6 +5604,10 @@ def leaky_relu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
+    if negative_slope is None:
+        check_arguments(
+            "leaky_relu_backward", (("negative_slope", "Scalar", 3),), (None,)
+        )
     if type(self_is_result) is not bool:
         bool_argument(self_is_result, "leaky_relu_backward", "self_is_result", 4)
     try:
@@ -5545,6 +5627,8 @@ def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
     """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_", "input", 1, False)
+    if negative_slope is None:
+        check_arguments("leaky_relu_", (("negative_slope", "Scalar", 2),), (None,))
     try:
         return operators.leaky_relu_.fast(input, negative_slope)
     except Exception:
@@ -5565,6 +5649,12 @@ def elu(
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "elu", "input", 1, False)
+    if alpha is None:
+        check_arguments("elu", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu", (("input_scale", "Scalar", 4),), (None,))
     try:
         if out is not None:  # elu.out
             return write_out(
@@ -5609,6 +5699,12 @@ def elu_backward(
         self_or_result = tensor_argument(
             self_or_result, "elu_backward", "self_or_result", 6, True
         )
+    if alpha is None:
+        check_arguments("elu_backward", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu_backward", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu_backward", (("input_scale", "Scalar", 4),), (None,))
     if type(is_result) is not bool:
         bool_argument(is_result, "elu_backward", "is_result", 5)
     try:
@@ -5635,6 +5731,12 @@ def elu_(
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "elu_", "input", 1, False)
+    if alpha is None:
+        check_arguments("elu_", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu_", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu_", (("input_scale", "Scalar", 4),), (None,))
     try:
         return operators.elu_.fast(input, alpha, scale, input_scale)
     except Exception:
@@ -5660,6 +5762,10 @@ def softplus(
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus", "input", 1, False)
+    if beta is None:
+        check_arguments("softplus", (("beta", "Scalar", 2),), (None,))
+    if threshold is None:
+        check_arguments("softplus", (("threshold", "Scalar", 3),), (None,))
     try:
         if out is not None:  # softplus.out
             return write_out(
@@ -5692,6 +5798,10 @@ def softplus_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus_backward", "input", 2, False)
+    if beta is None:
+        check_arguments("softplus_backward", (("beta", "Scalar", 3),), (None,))
+    if threshold is None:
+        check_arguments("softplus_backward", (("threshold", "Scalar", 4),), (None,))
     try:
         return operators.softplus_backward.fast(grad_output, input, beta, threshold)
     except Exception:
@@ -5750,6 +5860,10 @@ def hardtanh(
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh", "input", 1, False)
+    if min_val is None:
+        check_arguments("hardtanh", (("min_val", "Scalar", 2),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh", (("max_val", "Scalar", 3),), (None,))
     try:
         if out is not None:  # hardtanh.out
             return write_out(
@@ -5782,6 +5896,10 @@ def hardtanh_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
+    if min_val is None:
+        check_arguments("hardtanh_backward", (("min_val", "Scalar", 3),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh_backward", (("max_val", "Scalar", 4),), (None,))
     try:
         return operators.hardtanh_backward.fast(grad_output, input, min_val, max_val)
     except Exception:
@@ -5797,6 +5915,10 @@ def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tenso
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_", "input", 1, False)
+    if min_val is None:
+        check_arguments("hardtanh_", (("min_val", "Scalar", 2),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh_", (("max_val", "Scalar", 3),), (None,))
     try:
         return operators.hardtanh_.fast(input, min_val, max_val)
     except Exception:
@@ -5839,6 +5961,8 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "dropout", "input", 1, False)
+    if p is None:
+        check_arguments("dropout", (("p", "float", 2),), (None,))
     if type(train) is not bool:
         bool_argument(train, "dropout", "train", 3)
     try:
@@ -5854,6 +5978,8 @@ def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
     """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "celu", "input", 1, False)
+    if alpha is None:
+        check_arguments("celu", (("alpha", "Scalar", 2),), (None,))
     try:
         return operators.celu.fast(input, alpha)
     except Exception:
@@ -5907,6 +6033,8 @@ def hardshrink(
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink", "input", 1, False)
+    if lambd is None:
+        check_arguments("hardshrink", (("lambd", "Scalar", 2),), (None,))
     try:
         if out is not None:  # hardshrink.out
             return write_out(
@@ -5932,6 +6060,8 @@ def hardshrink_backward(
         grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
+    if lambd is None:
+        check_arguments("hardshrink_backward", (("lambd", "Scalar", 3),), (None,))
     try:
         return operators.hardshrink_backward.fast(grad_out, input, lambd)
     except Exception:
@@ -5945,6 +6075,8 @@ def softshrink(
     """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink", "input", 1, False)
+    if lambd is None:
+        check_arguments("softshrink", (("lambd", "Scalar", 2),), (None,))
     try:
         if out is not None:  # softshrink.out
             return write_out(
@@ -5972,6 +6104,8 @@ def softshrink_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink_backward", "input", 2, False)
+    if lambd is None:
+        check_arguments("softshrink_backward", (("lambd", "Scalar", 3),), (None,))
     try:
         return operators.softshrink_backward.fast(grad_output, input, lambd)
     except Exception:
@@ -6025,6 +6159,10 @@ def threshold(
     """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold", "input", 1, False)
+    if threshold is None:
+        check_arguments("threshold", (("threshold", "Scalar", 2),), (None,))
+    if value is None:
+        check_arguments("threshold", (("value", "Scalar", 3),), (None,))
     try:
         if out is not None:  # threshold.out
             return write_out(
@@ -6060,6 +6198,10 @@ def rrelu_with_noise(
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
+    if lower is None:
+        check_arguments("rrelu_with_noise", (("lower", "Scalar", 3),), (None,))
+    if upper is None:
+        check_arguments("rrelu_with_noise", (("upper", "Scalar", 4),), (None,))
     if type(training) is not bool:
         bool_argument(training, "rrelu_with_noise", "training", 5)
     try:
@@ -6093,6 +6235,10 @@ def rrelu_with_noise_backward(
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
+    if lower is None:
+        check_arguments("rrelu_with_noise_backward", (("lower", "Scalar", 4),), (None,))
+    if upper is None:
+        check_arguments("rrelu_with_noise_backward", (("upper", "Scalar", 5),), (None,))
     if type(training) is not bool:
         bool_argument(training, "rrelu_with_noise_backward", "training", 6)
     if type(self_is_result) is not bool:
@@ -6152,6 +6298,8 @@ def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tens
     """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_dropout", "input", 1, False)
+    if p is None:
+        check_arguments("native_dropout", (("p", "float", 2),), (None,))
     if type(train) is not bool and train is not None:
         bool_argument(train, "native_dropout", "train", 3)
     try:
@@ -6173,6 +6321,8 @@ def native_dropout_backward(
         )
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
+    if scale is None:
+        check_arguments("native_dropout_backward", (("scale", "float", 3),), (None,))
     try:
         return operators.native_dropout_backward.fast(grad_output, mask, scale)
     except Exception:
@@ -6656,6 +6806,10 @@ def cross_entropy_loss(
         ignore_index = int_argument(
             ignore_index, "cross_entropy_loss", "ignore_index", 5
         )
+    if label_smoothing is None:
+        check_arguments(
+            "cross_entropy_loss", (("label_smoothing", "float", 6),), (None,)
+        )
     try:
         return composites.cross_entropy_loss(
             input, target, weight, reduction, ignore_index, label_smoothing
@@ -6703,6 +6857,8 @@ def smooth_l1_loss(
         target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "smooth_l1_loss", "reduction", 3)
+    if beta is None:
+        check_arguments("smooth_l1_loss", (("beta", "float", 4),), (None,))
     try:
         if out is not None:  # smooth_l1_loss.out
             return write_out(
@@ -6744,6 +6900,8 @@ def smooth_l1_loss_backward(
         target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "smooth_l1_loss_backward", "reduction", 4)
+    if beta is None:
+        check_arguments("smooth_l1_loss_backward", (("beta", "float", 5),), (None,))
     try:
         return operators.smooth_l1_loss_backward.fast(
             grad_output, input, target, reduction, beta
@@ -6772,6 +6930,8 @@ def huber_loss(
         target = tensor_argument(target, "huber_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "huber_loss", "reduction", 3)
+    if delta is None:
+        check_arguments("huber_loss", (("delta", "float", 4),), (None,))
     try:
         if out is not None:  # huber_loss.out
             return write_out(
@@ -6813,6 +6973,8 @@ def huber_loss_backward(
         target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "huber_loss_backward", "reduction", 4)
+    if delta is None:
+        check_arguments("huber_loss_backward", (("delta", "float", 5),), (None,))
     try:
         return operators.huber_loss_backward.fast(
             grad_output, input, target, reduction, delta
@@ -6975,6 +7137,10 @@ def multi_margin_loss(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss", "weight", 5, True)
     )
+    if p is None:
+        check_arguments("multi_margin_loss", (("p", "Scalar", 3),), (None,))
+    if margin is None:
+        check_arguments("multi_margin_loss", (("margin", "Scalar", 4),), (None,))
     if type(reduction) is not int:
         reduction = int_argument(reduction, "multi_margin_loss", "reduction", 6)
     try:
@@ -7029,6 +7195,12 @@ def multi_margin_loss_backward(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
     )
+    if p is None:
+        check_arguments("multi_margin_loss_backward", (("p", "Scalar", 4),), (None,))
+    if margin is None:
+        check_arguments(
+            "multi_margin_loss_backward", (("margin", "Scalar", 5),), (None,)
+        )
     if type(reduction) is not int:
         reduction = int_argument(
             reduction, "multi_margin_loss_backward", "reduction", 7
@@ -7193,6 +7365,10 @@ def batch_norm(
     )
     if type(training) is not bool:
         bool_argument(training, "batch_norm", "training", 6)
+    if momentum is None:
+        check_arguments("batch_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("batch_norm", (("eps", "float", 8),), (None,))
     if type(cudnn_enabled) is not bool:
         bool_argument(cudnn_enabled, "batch_norm", "cudnn_enabled", 9)
     try:
@@ -7258,6 +7434,10 @@ def native_batch_norm(
     )
     if type(training) is not bool:
         bool_argument(training, "native_batch_norm", "training", 6)
+    if momentum is None:
+        check_arguments("native_batch_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("native_batch_norm", (("eps", "float", 8),), (None,))
     try:
         if out is not None:  # native_batch_norm.out
             return write_out(
@@ -7341,6 +7521,8 @@ def native_batch_norm_backward(
     )
     if type(train) is not bool:
         bool_argument(train, "native_batch_norm_backward", "train", 8)
+    if eps is None:
+        check_arguments("native_batch_norm_backward", (("eps", "float", 9),), (None,))
     try:
         return operators.native_batch_norm_backward.fast(
             grad_out,
@@ -7399,6 +7581,10 @@ def instance_norm(
     )
     if type(use_input_stats) is not bool:
         bool_argument(use_input_stats, "instance_norm", "use_input_stats", 6)
+    if momentum is None:
+        check_arguments("instance_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("instance_norm", (("eps", "float", 8),), (None,))
     if type(cudnn_enabled) is not bool:
         bool_argument(cudnn_enabled, "instance_norm", "cudnn_enabled", 9)
     try:
@@ -7448,6 +7634,8 @@ def group_norm(
     )
     if type(num_groups) is not int:
         num_groups = int_argument(num_groups, "group_norm", "num_groups", 2)
+    if eps is None:
+        check_arguments("group_norm", (("eps", "float", 5),), (None,))
     if type(cudnn_enabled) is not bool:
         bool_argument(cudnn_enabled, "group_norm", "cudnn_enabled", 6)
     try:
@@ -7498,6 +7686,8 @@ def native_group_norm(
         HxW = int_argument(HxW, "native_group_norm", "HxW", 6)
     if type(group) is not int:
         group = int_argument(group, "native_group_norm", "group", 7)
+    if eps is None:
+        check_arguments("native_group_norm", (("eps", "float", 8),), (None,))
     try:
         return operators.native_group_norm.fast(
             input, weight, bias, N, C, HxW, group, eps
@@ -7588,6 +7778,8 @@ def layer_norm(
     bias = (
         None if bias is None else tensor_argument(bias, "layer_norm", "bias", 4, True)
     )
+    if eps is None:
+        check_arguments("layer_norm", (("eps", "float", 5),), (None,))
     if type(cudnn_enable) is not bool:
         bool_argument(cudnn_enable, "layer_norm", "cudnn_enable", 6)
     try:
@@ -7626,6 +7818,8 @@ def native_layer_norm(
         if bias is None
         else tensor_argument(bias, "native_layer_norm", "bias", 4, True)
     )
+    if eps is None:
+        check_arguments("native_layer_norm", (("eps", "float", 5),), (None,))
     try:
         return operators.native_layer_norm.fast(
             input, normalized_shape, weight, bias, eps
@@ -7738,6 +7932,14 @@ def _native_batch_norm_legit_no_training(
         running_var = tensor_argument(
             running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
         )
+    if momentum is None:
+        check_arguments(
+            "_native_batch_norm_legit_no_training", (("momentum", "float", 6),), (None,)
+        )
+    if eps is None:
+        check_arguments(
+            "_native_batch_norm_legit_no_training", (("eps", "float", 7),), (None,)
+        )
     try:
         return operators._native_batch_norm_legit_no_training.fast(
             input, weight, bias, running_mean, running_var, momentum, eps
@@ -7774,6 +7976,12 @@ def _native_batch_norm_legit(
     )
     if type(training) is not bool:
         bool_argument(training, "_native_batch_norm_legit", "training", 4)
+    if momentum is None:
+        check_arguments(
+            "_native_batch_norm_legit", (("momentum", "float", 5),), (None,)
+        )
+    if eps is None:
+        check_arguments("_native_batch_norm_legit", (("eps", "float", 6),), (None,))
     try:
         return operators._native_batch_norm_legit_no_stats.fast(
             input, weight, bias, training, momentum, eps
@@ -7823,6 +8031,10 @@ def _batch_norm_no_update(
             running_var, "_batch_norm_no_update", "running_var", 5, True
         )
     )
+    if momentum is None:
+        check_arguments("_batch_norm_no_update", (("momentum", "float", 6),), (None,))
+    if eps is None:
+        check_arguments("_batch_norm_no_update", (("eps", "float", 7),), (None,))
     try:
         return operators._batch_norm_no_update.fast(
             input, weight, bias, running_mean, running_var, momentum, eps
@@ -7882,6 +8094,8 @@ def batch_norm_backward(
         reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
     if type(update) is not bool:
         bool_argument(update, "batch_norm_backward", "update", 8)
+    if eps is None:
+        check_arguments("batch_norm_backward", (("eps", "float", 9),), (None,))
     try:
         return operators.batch_norm_backward.fast(
             grad_out,
@@ -11603,6 +11817,10 @@ def _scaled_dot_product_attention_math(
             dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
         )
     )
+    if dropout_p is None:
+        check_arguments(
+            "_scaled_dot_product_attention_math", (("dropout_p", "float", 5),), (None,)
+        )
     if type(is_causal) is not bool:
         bool_argument(is_causal, "_scaled_dot_product_attention_math", "is_causal", 6)
     if type(enable_gqa) is not bool:

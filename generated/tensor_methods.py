@@ -511,6 +511,8 @@ def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 1, True)
+    if alpha is None:
+        check_arguments("add", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.add_Tensor.fast(self, other, alpha)
     except Exception:
@@ -522,6 +524,8 @@ def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 1, True)
+    if alpha is None:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.sub_Tensor.fast(self, other, alpha)
     except Exception:
@@ -589,6 +593,8 @@ def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "add_", "other", 1, True)
+    if alpha is None:
+        check_arguments("add_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.add__Tensor.fast(self, other, alpha)
     except Exception:
@@ -600,6 +606,8 @@ def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub_", "other", 1, True)
+    if alpha is None:
+        check_arguments("sub_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.sub__Tensor.fast(self, other, alpha)
     except Exception:
@@ -940,6 +948,8 @@ def addcmul(
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
     try:
         return operators.addcmul.fast(self, tensor1, tensor2, value)
     except Exception:
@@ -959,6 +969,8 @@ def addcmul_(
         tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcmul_", (("value", "Scalar", 0),), (None,))
     try:
         return operators.addcmul_.fast(self, tensor1, tensor2, value)
     except Exception:
@@ -978,6 +990,8 @@ def addcdiv(
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
     try:
         return operators.addcdiv.fast(self, tensor1, tensor2, value)
     except Exception:
@@ -997,6 +1011,8 @@ def addcdiv_(
         tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcdiv_", (("value", "Scalar", 0),), (None,))
     try:
         return operators.addcdiv_.fast(self, tensor1, tensor2, value)
     except Exception:
@@ -1398,6 +1414,8 @@ def exponential_(
     self: Tensor, lambd: float = 1, *, generator: Any | None = None
 ) -> Tensor:
     """``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``"""
+    if lambd is None:
+        check_arguments("exponential_", (("lambd", "float", 1),), (None,))
     try:
         return operators.exponential_.fast(self, lambd, generator)
     except Exception:
@@ -1505,6 +1523,10 @@ def allclose(
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 1, True)
+    if rtol is None:
+        check_arguments("allclose", (("rtol", "float", 2),), (None,))
+    if atol is None:
+        check_arguments("allclose", (("atol", "float", 3),), (None,))
     if type(equal_nan) is not bool:
         bool_argument(equal_nan, "allclose", "equal_nan", 4)
     try:
@@ -1748,6 +1770,10 @@ def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Te
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
     if type(bins) is not int:
         bins = int_argument(bins, "histc", "bins", 1)
+    if min is None:
+        check_arguments("histc", (("min", "Scalar", 2),), (None,))
+    if max is None:
+        check_arguments("histc", (("max", "Scalar", 3),), (None,))
     try:
         return operators.histc.fast(self, bins, min, max)
     except Exception:
@@ -1805,6 +1831,8 @@ def index_add(
         source = tensor_argument(source, "index_add", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add", "dim", 1)
+    if alpha is None:
+        check_arguments("index_add", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.index_add.fast(self, dim, index, source, alpha)
     except Exception:
@@ -2067,6 +2095,8 @@ def index_add_(
         source = tensor_argument(source, "index_add_", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add_", "dim", 1)
+    if alpha is None:
+        check_arguments("index_add_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.index_add_.fast(self, dim, index, source, alpha)
     except Exception:
@@ -2330,6 +2360,10 @@ def addmm(
         mat1 = tensor_argument(mat1, "addmm", "mat1", 1, True)
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 2, True)
+    if beta is None:
+        check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmm", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addmm.fast(self, mat1, mat2, beta, alpha)
     except Exception:
@@ -2406,6 +2440,8 @@ def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
     if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 1, True)
+    if p is None:
+        check_arguments("dist", (("p", "Scalar", 2),), (None,))
     try:
         return operators.dist.fast(self, other, p)
     except Exception:
@@ -2450,6 +2486,8 @@ def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
 
 def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
+    if rcond is None:
+        check_arguments("pinverse", (("rcond", "float", 1),), (None,))
     try:
         return composites.pinverse(self, rcond)
     except Exception:
@@ -2510,6 +2548,10 @@ def addmv(
         mat = tensor_argument(mat, "addmv", "mat", 1, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 2, True)
+    if beta is None:
+        check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addmv.fast(self, mat, vec, beta, alpha)
     except Exception:
@@ -2532,6 +2574,10 @@ def addmv_(
         mat = tensor_argument(mat, "addmv_", "mat", 1, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 2, True)
+    if beta is None:
+        check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addmv_.fast(self, mat, vec, beta, alpha)
     except Exception:
@@ -2554,6 +2600,10 @@ def addr(
         vec1 = tensor_argument(vec1, "addr", "vec1", 1, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 2, True)
+    if beta is None:
+        check_arguments("addr", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addr.fast(self, vec1, vec2, beta, alpha)
     except Exception:
@@ -2576,6 +2626,10 @@ def addr_(
         vec1 = tensor_argument(vec1, "addr_", "vec1", 1, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr_", "vec2", 2, True)
+    if beta is None:
+        check_arguments("addr_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addr_.fast(self, vec1, vec2, beta, alpha)
     except Exception:
@@ -2598,6 +2652,10 @@ def addbmm(
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 2, True)
+    if beta is None:
+        check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addbmm.fast(self, batch1, batch2, beta, alpha)
     except Exception:
@@ -2620,6 +2678,10 @@ def addbmm_(
         batch1 = tensor_argument(batch1, "addbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm_", "batch2", 2, True)
+    if beta is None:
+        check_arguments("addbmm_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.addbmm_.fast(self, batch1, batch2, beta, alpha)
     except Exception:
@@ -2642,6 +2704,10 @@ def baddbmm(
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 2, True)
+    if beta is None:
+        check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.baddbmm.fast(self, batch1, batch2, beta, alpha)
     except Exception:
@@ -2664,6 +2730,10 @@ def baddbmm_(
         batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 2, True)
+    if beta is None:
+        check_arguments("baddbmm_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm_", (("alpha", "Scalar", 0),), (None,))
     try:
         return operators.baddbmm_.fast(self, batch1, batch2, beta, alpha)
     except Exception:
@@ -2675,8 +2745,12 @@ def baddbmm_(
 
 def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    if p is None:
+        check_arguments("renorm", (("p", "Scalar", 1),), (None,))
     if type(dim) is not int:
         dim = int_argument(dim, "renorm", "dim", 2)
+    if maxnorm is None:
+        check_arguments("renorm", (("maxnorm", "Scalar", 3),), (None,))
     try:
         return operators.renorm.fast(self, p, dim, maxnorm)
     except Exception:
@@ -2690,8 +2764,12 @@ def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
 
 def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+    if p is None:
+        check_arguments("renorm_", (("p", "Scalar", 1),), (None,))
     if type(dim) is not int:
         dim = int_argument(dim, "renorm_", "dim", 2)
+    if maxnorm is None:
+        check_arguments("renorm_", (("maxnorm", "Scalar", 3),), (None,))
     try:
         return operators.renorm_.fast(self, p, dim, maxnorm)
     except Exception:
@@ -2826,6 +2904,8 @@ def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 
 def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    if lambd is None:
+        check_arguments("hardshrink", (("lambd", "Scalar", 1),), (None,))
     try:
         return operators.hardshrink.fast(self, lambd)
     except Exception:

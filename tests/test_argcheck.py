@@ -33,6 +33,8 @@ WRONG: dict[str, F] = {
     "scalar-keyword": lambda lib: _x(lib).renorm(p="a", dim=0, maxnorm=1.0),
     "scalar-none": lambda lib: lib.renorm(_x(lib), 2, 0, None),
     "scalar-list": lambda lib: _x(lib).renorm([2], 0, 1.0),
+    "scalar-none-elu": lambda lib: lib.nn.functional.elu(_x(lib), None),
+    "scalar-none-threshold": lambda lib: lib.threshold(_x(lib), 0.5, None),
     "scalar-nn": lambda lib: lib.nn.functional.leaky_relu(_x(lib), "a"),
     "scalar-softplus": lambda lib: lib.nn.functional.softplus(_x(lib), "a"),
     # int: a string, a float (numpy would take it), a bool, None, a float tensor
@@ -52,6 +54,7 @@ WRONG: dict[str, F] = {
     # float (double)
     "float-str": lambda lib: lib.pdist(_x(lib), "a"),
     "float-none": lambda lib: lib.pdist(_x(lib), None),
+    "float-none-silent": lambda lib: lib.pinverse(_x(lib), None),
     "float-optional-keyword": lambda lib: lib.nan_to_num(_x(lib), nan="a"),
     "float-optional-third": lambda lib: lib.nan_to_num(_x(lib), None, "a"),
     # bool: an int, a string, None, numpy's bool
