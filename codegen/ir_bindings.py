@@ -24,6 +24,8 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     # argument is an int list takes it as varargs too, as PyTorch's methods do.
     varargs = method and len(positional) == 1 and _is_int_list(positional[0])
     conversions, call_names = _conversions(function, method, positional, varargs)
+    checks, checked, precheck = _argument_checks(function, method)
+    conversions += precheck
     params = _binding_params(positional, kwarg_only, method, varargs)
     out_overload = None if method else function.out_overload
     if out_overload is not None:
@@ -52,6 +54,8 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         ", ".join(call_names),
         out_overload,
         signature_target,
+        checks,
+        checked,
     )
 
 
@@ -78,7 +82,7 @@ def _conversions(
     op = function.python_name
     conversions: list[str] = []
     call_names: list[str] = []
-    position = 1 if method else 0
+    position = 0  # PyTorch counts a method's arguments after self
     for argument in function.arguments:
         name = python_identifier(argument.name)
         public = "input" if (argument.name == "self" and not method) else name
@@ -118,6 +122,58 @@ def _conversions(
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
     return conversions, call_names
+
+
+# The kinds whose values go to the operator unconverted: checked after a failed call.
+_CHECKED_KINDS = frozenset(
+    kind + optional
+    for kind in ("Scalar", "int", "float", "bool", "str")
+    for optional in ("", "?")
+)
+
+
+def _argument_checks(
+    function: NativeFunction, method: bool
+) -> tuple[str, str, list[str]]:
+    """`check_arguments`' parameters (name, kind, position: 0 for a keyword-only one) as
+    a tuple literal, and the names of their values (empty when nothing is checked); and
+    the checks made before the call: an int or a bool argument of another type (that
+    numpy would take silently: a float dim, a string for a flag) goes through
+    `int_argument` / `bool_argument`, a Number or float one given None is refused."""
+    op = function.python_name
+    checks: list[tuple[str, str, int]] = []
+    names: list[str] = []
+    precheck: list[str] = []
+    position = 0
+    for name, argument, keyword_only in _public_arguments(function, method):
+        if method and argument.name == "self":
+            continue
+        position += not keyword_only
+        kind = _param_kind(argument)
+        if kind not in _CHECKED_KINDS:
+            continue
+        where = 0 if keyword_only else position
+        checks.append((name, kind, where))
+        names.append(name)
+        base = kind.rstrip("?")
+        if kind in ("Scalar", "float"):  # None would be taken: elu's alpha=None is nan
+            entry = ((name, kind, where),)
+            precheck.append(
+                f"if {name} is None: check_arguments({op!r}, {entry!r}, (None,))"
+            )
+        elif base in ("int", "bool"):
+            test = f"type({name}) is not {base}"
+            if kind.endswith("?"):
+                test += f" and {name} is not None"
+            call = f"{base}_argument({name}, {op!r}, {name!r}, {where})"
+            precheck.append(
+                f"if {test}: {name} = {call}" if base == "int" else f"if {test}: {call}"
+            )
+    if not checks:
+        return "", "", precheck
+    # no trailing comma past one name: black would put each on its own line
+    checked = ", ".join(names) + ("," if len(names) == 1 else "")
+    return repr(tuple(checks)), checked, precheck
 
 
 def _binding_params(

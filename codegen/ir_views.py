@@ -142,6 +142,10 @@ class BindingIR:
     # What an overload's Signature calls: the target, or tuple_result(target) for an
     # operator returning Tensor[] (a Python binding returns a tuple, as PyTorch's).
     signature_target: str = ""
+    # After a failed call, `check_arguments(name, checks, (checked))` raises PyTorch's
+    # error for an argument of the wrong type: "(('dim', 'int', 2),)" and "dim, ".
+    checks: str = ""
+    checked: str = ""
 
 
 @dataclass(frozen=True)

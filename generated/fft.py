@@ -10,7 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
+    check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -49,7 +52,19 @@ def fft(
     """``fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_fft", "input", 1, False)
-    return composites.fft_fft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_fft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_fft", "dim", 3)
+    try:
+        return composites.fft_fft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "fft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def ifft(
@@ -58,7 +73,19 @@ def ifft(
     """``fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ifft", "input", 1, False)
-    return composites.fft_ifft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_ifft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_ifft", "dim", 3)
+    try:
+        return composites.fft_ifft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "ifft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def rfft(
@@ -67,7 +94,19 @@ def rfft(
     """``fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_rfft", "input", 1, False)
-    return composites.fft_rfft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_rfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_rfft", "dim", 3)
+    try:
+        return composites.fft_rfft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "rfft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def irfft(
@@ -76,7 +115,19 @@ def irfft(
     """``fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_irfft", "input", 1, False)
-    return composites.fft_irfft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_irfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_irfft", "dim", 3)
+    try:
+        return composites.fft_irfft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "irfft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def hfft(
@@ -85,7 +136,19 @@ def hfft(
     """``fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_hfft", "input", 1, False)
-    return composites.fft_hfft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_hfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_hfft", "dim", 3)
+    try:
+        return composites.fft_hfft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "hfft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def ihfft(
@@ -94,7 +157,19 @@ def ihfft(
     """``fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "fft_ihfft", "input", 1, False)
-    return composites.fft_ihfft(input, n, dim, norm)
+    if type(n) is not int and n is not None:
+        n = int_argument(n, "fft_ihfft", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "fft_ihfft", "dim", 3)
+    try:
+        return composites.fft_ihfft(input, n, dim, norm)
+    except Exception:
+        check_arguments(
+            "ihfft",
+            (("n", "int?", 2), ("dim", "int", 3), ("norm", "str?", 4)),
+            (n, dim, norm),
+        )
+        raise
 
 
 def fft2(
@@ -108,7 +183,11 @@ def fft2(
         input = tensor_argument(input, "fft_fft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fft2", "s")
     dim = int_list_argument(dim, "fft_fft2", "dim")
-    return composites.fft_fft2(input, s, dim, norm)
+    try:
+        return composites.fft_fft2(input, s, dim, norm)
+    except Exception:
+        check_arguments("fft2", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def ifft2(
@@ -122,7 +201,11 @@ def ifft2(
         input = tensor_argument(input, "fft_ifft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifft2", "s")
     dim = int_list_argument(dim, "fft_ifft2", "dim")
-    return composites.fft_ifft2(input, s, dim, norm)
+    try:
+        return composites.fft_ifft2(input, s, dim, norm)
+    except Exception:
+        check_arguments("ifft2", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def rfft2(
@@ -136,7 +219,11 @@ def rfft2(
         input = tensor_argument(input, "fft_rfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfft2", "s")
     dim = int_list_argument(dim, "fft_rfft2", "dim")
-    return composites.fft_rfft2(input, s, dim, norm)
+    try:
+        return composites.fft_rfft2(input, s, dim, norm)
+    except Exception:
+        check_arguments("rfft2", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def irfft2(
@@ -150,7 +237,11 @@ def irfft2(
         input = tensor_argument(input, "fft_irfft2", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfft2", "s")
     dim = int_list_argument(dim, "fft_irfft2", "dim")
-    return composites.fft_irfft2(input, s, dim, norm)
+    try:
+        return composites.fft_irfft2(input, s, dim, norm)
+    except Exception:
+        check_arguments("irfft2", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def fftn(
@@ -164,7 +255,11 @@ def fftn(
         input = tensor_argument(input, "fft_fftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_fftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_fftn", "dim")
-    return composites.fft_fftn(input, s, dim, norm)
+    try:
+        return composites.fft_fftn(input, s, dim, norm)
+    except Exception:
+        check_arguments("fftn", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def ifftn(
@@ -178,7 +273,11 @@ def ifftn(
         input = tensor_argument(input, "fft_ifftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_ifftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_ifftn", "dim")
-    return composites.fft_ifftn(input, s, dim, norm)
+    try:
+        return composites.fft_ifftn(input, s, dim, norm)
+    except Exception:
+        check_arguments("ifftn", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def rfftn(
@@ -192,7 +291,11 @@ def rfftn(
         input = tensor_argument(input, "fft_rfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_rfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_rfftn", "dim")
-    return composites.fft_rfftn(input, s, dim, norm)
+    try:
+        return composites.fft_rfftn(input, s, dim, norm)
+    except Exception:
+        check_arguments("rfftn", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def irfftn(
@@ -206,7 +309,11 @@ def irfftn(
         input = tensor_argument(input, "fft_irfftn", "input", 1, False)
     s = None if s is None else int_list_argument(s, "fft_irfftn", "s")
     dim = None if dim is None else int_list_argument(dim, "fft_irfftn", "dim")
-    return composites.fft_irfftn(input, s, dim, norm)
+    try:
+        return composites.fft_irfftn(input, s, dim, norm)
+    except Exception:
+        check_arguments("irfftn", (("norm", "str?", 4),), (norm,))
+        raise
 
 
 def fftshift(input: Tensor, dim: Sequence[int] | None = None) -> Tensor:

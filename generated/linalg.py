@@ -10,7 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
+    check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -78,14 +81,32 @@ def vector_norm(
         input = tensor_argument(input, "linalg_vector_norm", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "linalg_vector_norm", "dim")
     dtype = dtype_argument(dtype)
-    return operators.linalg_vector_norm.fast(input, ord, dim, keepdim, dtype)
+    if ord is None:
+        check_arguments("linalg_vector_norm", (("ord", "Scalar", 2),), (None,))
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "linalg_vector_norm", "keepdim", 4)
+    try:
+        return operators.linalg_vector_norm.fast(input, ord, dim, keepdim, dtype)
+    except Exception:
+        check_arguments(
+            "vector_norm",
+            (("ord", "Scalar", 2), ("keepdim", "bool", 4)),
+            (ord, keepdim),
+        )
+        raise
 
 
 def inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
     """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
-    return operators.linalg_inv_ex.fast(A, check_errors)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_inv_ex", "check_errors", 0)
+    try:
+        return operators.linalg_inv_ex.fast(A, check_errors)
+    except Exception:
+        check_arguments("inv_ex", (("check_errors", "bool", 0),), (check_errors,))
+        raise
 
 
 def cholesky_ex(
@@ -94,14 +115,30 @@ def cholesky_ex(
     """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky_ex", "input", 1, False)
-    return operators.linalg_cholesky_ex.fast(input, upper, check_errors)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_cholesky_ex", "upper", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_cholesky_ex", "check_errors", 0)
+    try:
+        return operators.linalg_cholesky_ex.fast(input, upper, check_errors)
+    except Exception:
+        check_arguments(
+            "cholesky_ex",
+            (("upper", "bool", 0), ("check_errors", "bool", 0)),
+            (upper, check_errors),
+        )
+        raise
 
 
 def qr(A: Tensor | Number, mode: str = "reduced") -> Tensor:
     """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_qr", "A", 1, True)
-    return operators.linalg_qr.fast(A, mode)
+    try:
+        return operators.linalg_qr.fast(A, mode)
+    except Exception:
+        check_arguments("qr", (("mode", "str", 2),), (mode,))
+        raise
 
 
 def eig(input: Tensor) -> Tensor:
@@ -124,7 +161,23 @@ def solve_triangular(
         input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
-    return operators.linalg_solve_triangular.fast(input, B, upper, left, unitriangular)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_solve_triangular", "upper", 0)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve_triangular", "left", 0)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "linalg_solve_triangular", "unitriangular", 0)
+    try:
+        return operators.linalg_solve_triangular.fast(
+            input, B, upper, left, unitriangular
+        )
+    except Exception:
+        check_arguments(
+            "solve_triangular",
+            (("upper", "bool", 0), ("left", "bool", 0), ("unitriangular", "bool", 0)),
+            (upper, left, unitriangular),
+        )
+        raise
 
 
 def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
@@ -133,7 +186,13 @@ def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
         input = tensor_argument(input, "linalg_cross", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "linalg_cross", "other", 2, True)
-    return operators.linalg_cross.fast(input, other, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "linalg_cross", "dim", 0)
+    try:
+        return operators.linalg_cross.fast(input, other, dim)
+    except Exception:
+        check_arguments("cross", (("dim", "int", 0),), (dim,))
+        raise
 
 
 def matrix_exp(input: Tensor) -> Tensor:
@@ -155,7 +214,13 @@ def lstsq(
         input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
     if type(b) is not Tensor:
         b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
-    return operators.linalg_lstsq.fast(input, b, rcond, driver)
+    try:
+        return operators.linalg_lstsq.fast(input, b, rcond, driver)
+    except Exception:
+        check_arguments(
+            "lstsq", (("rcond", "float?", 3), ("driver", "str?", 0)), (rcond, driver)
+        )
+        raise
 
 
 def lu_factor_ex(
@@ -164,14 +229,32 @@ def lu_factor_ex(
     """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
-    return operators.linalg_lu_factor_ex.fast(A, pivot, check_errors)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu_factor_ex", "pivot", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_lu_factor_ex", "check_errors", 0)
+    try:
+        return operators.linalg_lu_factor_ex.fast(A, pivot, check_errors)
+    except Exception:
+        check_arguments(
+            "lu_factor_ex",
+            (("pivot", "bool", 0), ("check_errors", "bool", 0)),
+            (pivot, check_errors),
+        )
+        raise
 
 
 def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu", "A", 1, True)
-    return operators.linalg_lu.fast(A, pivot)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu", "pivot", 0)
+    try:
+        return operators.linalg_lu.fast(A, pivot)
+    except Exception:
+        check_arguments("lu", (("pivot", "bool", 0),), (pivot,))
+        raise
 
 
 def lu_solve(
@@ -189,7 +272,17 @@ def lu_solve(
         pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
-    return operators.linalg_lu_solve.fast(LU, pivots, B, left, adjoint)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_lu_solve", "left", 0)
+    if type(adjoint) is not bool:
+        bool_argument(adjoint, "linalg_lu_solve", "adjoint", 0)
+    try:
+        return operators.linalg_lu_solve.fast(LU, pivots, B, left, adjoint)
+    except Exception:
+        check_arguments(
+            "lu_solve", (("left", "bool", 0), ("adjoint", "bool", 0)), (left, adjoint)
+        )
+        raise
 
 
 def inv(A: Tensor | Number) -> Tensor:
@@ -225,7 +318,19 @@ def solve_ex(
         A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
-    return composites.linalg_solve_ex(A, B, left, check_errors)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve_ex", "left", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "linalg_solve_ex", "check_errors", 0)
+    try:
+        return composites.linalg_solve_ex(A, B, left, check_errors)
+    except Exception:
+        check_arguments(
+            "solve_ex",
+            (("left", "bool", 0), ("check_errors", "bool", 0)),
+            (left, check_errors),
+        )
+        raise
 
 
 def solve(A: Tensor | Number, B: Tensor | Number, *, left: bool = True) -> Tensor:
@@ -234,14 +339,26 @@ def solve(A: Tensor | Number, B: Tensor | Number, *, left: bool = True) -> Tenso
         A = tensor_argument(A, "linalg_solve", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "linalg_solve", "B", 2, True)
-    return composites.linalg_solve(A, B, left)
+    if type(left) is not bool:
+        bool_argument(left, "linalg_solve", "left", 0)
+    try:
+        return composites.linalg_solve(A, B, left)
+    except Exception:
+        check_arguments("solve", (("left", "bool", 0),), (left,))
+        raise
 
 
 def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cholesky", "input", 1, False)
-    return composites.linalg_cholesky(input, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "linalg_cholesky", "upper", 0)
+    try:
+        return composites.linalg_cholesky(input, upper)
+    except Exception:
+        check_arguments("cholesky", (("upper", "bool", 0),), (upper,))
+        raise
 
 
 def svd(
@@ -250,28 +367,50 @@ def svd(
     """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_svd", "A", 1, True)
-    return composites.linalg_svd(A, full_matrices, driver)
+    if type(full_matrices) is not bool:
+        bool_argument(full_matrices, "linalg_svd", "full_matrices", 2)
+    try:
+        return composites.linalg_svd(A, full_matrices, driver)
+    except Exception:
+        check_arguments(
+            "svd",
+            (("full_matrices", "bool", 2), ("driver", "str?", 0)),
+            (full_matrices, driver),
+        )
+        raise
 
 
 def svdvals(A: Tensor | Number, *, driver: str | None = None) -> Tensor:
     """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_svdvals", "A", 1, True)
-    return composites.linalg_svdvals(A, driver)
+    try:
+        return composites.linalg_svdvals(A, driver)
+    except Exception:
+        check_arguments("svdvals", (("driver", "str?", 0),), (driver,))
+        raise
 
 
 def eigh(input: Tensor, UPLO: str = "L") -> Tensor:
     """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eigh", "input", 1, False)
-    return composites.linalg_eigh(input, UPLO)
+    try:
+        return composites.linalg_eigh(input, UPLO)
+    except Exception:
+        check_arguments("eigh", (("UPLO", "str", 2),), (UPLO,))
+        raise
 
 
 def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
     """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_eigvalsh", "input", 1, False)
-    return composites.linalg_eigvalsh(input, UPLO)
+    try:
+        return composites.linalg_eigvalsh(input, UPLO)
+    except Exception:
+        check_arguments("eigvalsh", (("UPLO", "str", 2),), (UPLO,))
+        raise
 
 
 def eigvals(input: Tensor) -> Tensor:
@@ -291,14 +430,32 @@ def matrix_rank(
     """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_rank", "input", 1, False)
-    return composites.linalg_matrix_rank_atol_rtol_float(input, atol, rtol, hermitian)
+    if type(hermitian) is not bool:
+        bool_argument(hermitian, "linalg_matrix_rank", "hermitian", 0)
+    try:
+        return composites.linalg_matrix_rank_atol_rtol_float(
+            input, atol, rtol, hermitian
+        )
+    except Exception:
+        check_arguments(
+            "matrix_rank",
+            (("atol", "float?", 0), ("rtol", "float?", 0), ("hermitian", "bool", 0)),
+            (atol, rtol, hermitian),
+        )
+        raise
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matrix_power", "input", 1, False)
-    return composites.linalg_matrix_power(input, n)
+    if type(n) is not int:
+        n = int_argument(n, "linalg_matrix_power", "n", 2)
+    try:
+        return composites.linalg_matrix_power(input, n)
+    except Exception:
+        check_arguments("matrix_power", (("n", "int", 2),), (n,))
+        raise
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -311,14 +468,26 @@ def vander(x: Tensor | Number, *, N: int | None = None) -> Tensor:
     """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
     if type(x) is not Tensor:
         x = tensor_argument(x, "linalg_vander", "x", 1, True)
-    return composites.linalg_vander(x, N)
+    if type(N) is not int and N is not None:
+        N = int_argument(N, "linalg_vander", "N", 0)
+    try:
+        return composites.linalg_vander(x, N)
+    except Exception:
+        check_arguments("vander", (("N", "int?", 0),), (N,))
+        raise
 
 
 def tensorinv(input: Tensor, ind: int = 2) -> Tensor:
     """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_tensorinv", "input", 1, False)
-    return composites.linalg_tensorinv(input, ind)
+    if type(ind) is not int:
+        ind = int_argument(ind, "linalg_tensorinv", "ind", 2)
+    try:
+        return composites.linalg_tensorinv(input, ind)
+    except Exception:
+        check_arguments("tensorinv", (("ind", "int", 2),), (ind,))
+        raise
 
 
 def tensorsolve(
@@ -339,7 +508,13 @@ def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
-    return composites.linalg_lu_factor(A, pivot)
+    if type(pivot) is not bool:
+        bool_argument(pivot, "linalg_lu_factor", "pivot", 0)
+    try:
+        return composites.linalg_lu_factor(A, pivot)
+    except Exception:
+        check_arguments("lu_factor", (("pivot", "bool", 0),), (pivot,))
+        raise
 
 
 def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
@@ -366,7 +541,13 @@ def vecdot(x: Tensor | Number, y: Tensor | Number, *, dim: int = -1) -> Tensor:
         x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
     if type(y) is not Tensor:
         y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
-    return composites.linalg_vecdot(x, y, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "linalg_vecdot", "dim", 0)
+    try:
+        return composites.linalg_vecdot(x, y, dim)
+    except Exception:
+        check_arguments("vecdot", (("dim", "int", 0),), (dim,))
+        raise
 
 
 def diagonal(
@@ -375,7 +556,21 @@ def diagonal(
     """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
-    return composites.linalg_diagonal(A, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "linalg_diagonal", "offset", 0)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "linalg_diagonal", "dim1", 0)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "linalg_diagonal", "dim2", 0)
+    try:
+        return composites.linalg_diagonal(A, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal",
+            (("offset", "int", 0), ("dim1", "int", 0), ("dim2", "int", 0)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 pinv = Overloads(

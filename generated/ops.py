@@ -10,7 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
+    check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -656,14 +659,30 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsqueeze", "input", 1, False)
-    return operators.unsqueeze.fast(input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsqueeze", "dim", 2)
+    try:
+        return operators.unsqueeze.fast(input, dim)
+    except Exception:
+        check_arguments("unsqueeze", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "transpose", "input", 1, False)
-    return operators.transpose_int.fast(input, dim0, dim1)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "transpose", "dim0", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "transpose", "dim1", 3)
+    try:
+        return operators.transpose_int.fast(input, dim0, dim1)
+    except Exception:
+        check_arguments(
+            "transpose", (("dim0", "int", 2), ("dim1", "int", 3)), (dim0, dim1)
+        )
+        raise
 
 
 def t(input: Tensor) -> Tensor:
@@ -677,14 +696,36 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "flatten", "input", 1, False)
-    return composites.flatten(input, start_dim, end_dim)
+    if type(start_dim) is not int:
+        start_dim = int_argument(start_dim, "flatten", "start_dim", 2)
+    if type(end_dim) is not int:
+        end_dim = int_argument(end_dim, "flatten", "end_dim", 3)
+    try:
+        return composites.flatten(input, start_dim, end_dim)
+    except Exception:
+        check_arguments(
+            "flatten",
+            (("start_dim", "int", 2), ("end_dim", "int", 3)),
+            (start_dim, end_dim),
+        )
+        raise
 
 
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "select", "input", 1, False)
-    return operators.select_int.fast(input, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select", "dim", 2)
+    if type(index) is not int:
+        index = int_argument(index, "select", "index", 3)
+    try:
+        return operators.select_int.fast(input, dim, index)
+    except Exception:
+        check_arguments(
+            "select", (("dim", "int", 2), ("index", "int", 3)), (dim, index)
+        )
+        raise
 
 
 def slice(
@@ -697,14 +738,49 @@ def slice(
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "slice", "input", 1, False)
-    return operators.slice_Tensor.fast(input, dim, start, end, step)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice", "dim", 2)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice", "start", 3)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice", "end", 4)
+    if type(step) is not int:
+        step = int_argument(step, "slice", "step", 5)
+    try:
+        return operators.slice_Tensor.fast(input, dim, start, end, step)
+    except Exception:
+        check_arguments(
+            "slice",
+            (
+                ("dim", "int", 2),
+                ("start", "int?", 3),
+                ("end", "int?", 4),
+                ("step", "int", 5),
+            ),
+            (dim, start, end, step),
+        )
+        raise
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "narrow", "input", 1, False)
-    return composites.narrow(input, dim, start, length)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow", "dim", 2)
+    if type(start) is not int:
+        start = int_argument(start, "narrow", "start", 3)
+    if type(length) is not int:
+        length = int_argument(length, "narrow", "length", 4)
+    try:
+        return composites.narrow(input, dim, start, length)
+    except Exception:
+        check_arguments(
+            "narrow",
+            (("dim", "int", 2), ("start", "int", 3), ("length", "int", 4)),
+            (dim, start, length),
+        )
+        raise
 
 
 def cat(
@@ -712,17 +788,23 @@ def cat(
 ) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "cat", "tensors", 1)
-    if out is not None:  # cat.out
-        return write_out(
-            "cat",
-            out,
-            operators.cat.call,
-            (
-                tensors,
-                dim,
-            ),
-        )
-    return operators.cat.fast(tensors, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cat", "dim", 2)
+    try:
+        if out is not None:  # cat.out
+            return write_out(
+                "cat",
+                out,
+                operators.cat.call,
+                (
+                    tensors,
+                    dim,
+                ),
+            )
+        return operators.cat.fast(tensors, dim)
+    except Exception:
+        check_arguments("cat", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def stack(
@@ -730,17 +812,23 @@ def stack(
 ) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "stack", "tensors", 1)
-    if out is not None:  # stack.out
-        return write_out(
-            "stack",
-            out,
-            operators.stack.call,
-            (
-                tensors,
-                dim,
-            ),
-        )
-    return operators.stack.fast(tensors, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "stack", "dim", 2)
+    try:
+        if out is not None:  # stack.out
+            return write_out(
+                "stack",
+                out,
+                operators.stack.call,
+                (
+                    tensors,
+                    dim,
+                ),
+            )
+        return operators.stack.fast(tensors, dim)
+    except Exception:
+        check_arguments("stack", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
@@ -748,21 +836,43 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "split_with_sizes", "input", 1, False)
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return tuple(operators.split_with_sizes.fast(input, split_sizes, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "split_with_sizes", "dim", 3)
+    try:
+        return tuple(operators.split_with_sizes.fast(input, split_sizes, dim))
+    except Exception:
+        check_arguments("split_with_sizes", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "chunk", "input", 1, False)
-    return tuple(composites.chunk(input, chunks, dim))
+    if type(chunks) is not int:
+        chunks = int_argument(chunks, "chunk", "chunks", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "chunk", "dim", 3)
+    try:
+        return tuple(composites.chunk(input, chunks, dim))
+    except Exception:
+        check_arguments(
+            "chunk", (("chunks", "int", 2), ("dim", "int", 3)), (chunks, dim)
+        )
+        raise
 
 
 def unbind(input: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unbind", "input", 1, False)
-    return tuple(operators.unbind_int.fast(input, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "unbind", "dim", 2)
+    try:
+        return tuple(operators.unbind_int.fast(input, dim))
+    except Exception:
+        check_arguments("unbind", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def select_backward(
@@ -774,7 +884,17 @@ def select_backward(
             grad_output, "select_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "select_backward", "input_sizes")
-    return operators.select_backward.fast(grad_output, input_sizes, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_backward", "dim", 3)
+    if type(index) is not int:
+        index = int_argument(index, "select_backward", "index", 4)
+    try:
+        return operators.select_backward.fast(grad_output, input_sizes, dim, index)
+    except Exception:
+        check_arguments(
+            "select_backward", (("dim", "int", 3), ("index", "int", 4)), (dim, index)
+        )
+        raise
 
 
 def slice_backward(
@@ -791,9 +911,30 @@ def slice_backward(
             grad_output, "slice_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
-    return operators.slice_backward.fast(
-        grad_output, input_sizes, dim, start, end, step
-    )
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_backward", "dim", 3)
+    if type(start) is not int:
+        start = int_argument(start, "slice_backward", "start", 4)
+    if type(end) is not int:
+        end = int_argument(end, "slice_backward", "end", 5)
+    if type(step) is not int:
+        step = int_argument(step, "slice_backward", "step", 6)
+    try:
+        return operators.slice_backward.fast(
+            grad_output, input_sizes, dim, start, end, step
+        )
+    except Exception:
+        check_arguments(
+            "slice_backward",
+            (
+                ("dim", "int", 3),
+                ("start", "int", 4),
+                ("end", "int", 5),
+                ("step", "int", 6),
+            ),
+            (dim, start, end, step),
+        )
+        raise
 
 
 def view_as_real(input: Tensor) -> Tensor:
@@ -840,7 +981,13 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
     if type(input) is not Tensor:
         input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
     pad = int_list_argument(pad, "constant_pad_nd", "pad")
-    return operators.constant_pad_nd.fast(input, pad, value)
+    if value is None:
+        check_arguments("constant_pad_nd", (("value", "Scalar", 3),), (None,))
+    try:
+        return operators.constant_pad_nd.fast(input, pad, value)
+    except Exception:
+        check_arguments("constant_pad_nd", (("value", "Scalar", 3),), (value,))
+        raise
 
 
 def detach_(input: Tensor) -> Tensor:
@@ -854,7 +1001,21 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal", "input", 1, False)
-    return operators.diagonal.fast(input, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal", "dim2", 4)
+    try:
+        return operators.diagonal.fast(input, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal",
+            (("offset", "int", 2), ("dim1", "int", 3), ("dim2", "int", 4)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diagonal_backward(
@@ -870,9 +1031,23 @@ def diagonal_backward(
             grad_output, "diagonal_backward", "grad_output", 1, True
         )
     input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
-    return operators.diagonal_backward.fast(
-        grad_output, input_sizes, offset, dim1, dim2
-    )
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_backward", "offset", 3)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_backward", "dim1", 4)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_backward", "dim2", 5)
+    try:
+        return operators.diagonal_backward.fast(
+            grad_output, input_sizes, offset, dim1, dim2
+        )
+    except Exception:
+        check_arguments(
+            "diagonal_backward",
+            (("offset", "int", 3), ("dim1", "int", 4), ("dim2", "int", 5)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diagonal_copy(
@@ -881,7 +1056,21 @@ def diagonal_copy(
     """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_copy", "input", 1, False)
-    return operators.diagonal_copy.fast(input, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_copy", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_copy", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_copy", "dim2", 4)
+    try:
+        return operators.diagonal_copy.fast(input, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal_copy",
+            (("offset", "int", 2), ("dim1", "int", 3), ("dim2", "int", 4)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diag_embed(
@@ -890,24 +1079,44 @@ def diag_embed(
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diag_embed", "input", 1, False)
-    return operators.diag_embed.fast(input, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diag_embed", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diag_embed", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diag_embed", "dim2", 4)
+    try:
+        return operators.diag_embed.fast(input, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diag_embed",
+            (("offset", "int", 2), ("dim1", "int", 3), ("dim2", "int", 4)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "diag", "input", 1, False)
-    if out is not None:  # diag.out
-        return write_out(
-            "diag",
-            out,
-            composites.diag,
-            (
-                input,
-                diagonal,
-            ),
-        )
-    return composites.diag(input, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "diag", "diagonal", 2)
+    try:
+        if out is not None:  # diag.out
+            return write_out(
+                "diag",
+                out,
+                composites.diag,
+                (
+                    input,
+                    diagonal,
+                ),
+            )
+        return composites.diag(input, diagonal)
+    except Exception:
+        check_arguments("diag", (("diagonal", "int", 2),), (diagonal,))
+        raise
 
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -959,7 +1168,13 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "unflatten", "input", 1, False)
     sizes = int_list_argument(sizes, "unflatten", "sizes")
-    return composites.unflatten(input, dim, sizes)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unflatten", "dim", 2)
+    try:
+        return composites.unflatten(input, dim, sizes)
+    except Exception:
+        check_arguments("unflatten", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -994,7 +1209,19 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     """``combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "combinations", "input", 1, False)
-    return composites.combinations(input, r, with_replacement)
+    if type(r) is not int:
+        r = int_argument(r, "combinations", "r", 2)
+    if type(with_replacement) is not bool:
+        bool_argument(with_replacement, "combinations", "with_replacement", 3)
+    try:
+        return composites.combinations(input, r, with_replacement)
+    except Exception:
+        check_arguments(
+            "combinations",
+            (("r", "int", 2), ("with_replacement", "bool", 3)),
+            (r, with_replacement),
+        )
+        raise
 
 
 def concat(
@@ -1002,17 +1229,23 @@ def concat(
 ) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concat", "tensors", 1)
-    if out is not None:  # concat.out
-        return write_out(
-            "concat",
-            out,
-            composites.concat,
-            (
-                tensors,
-                dim,
-            ),
-        )
-    return composites.concat(tensors, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "concat", "dim", 2)
+    try:
+        if out is not None:  # concat.out
+            return write_out(
+                "concat",
+                out,
+                composites.concat,
+                (
+                    tensors,
+                    dim,
+                ),
+            )
+        return composites.concat(tensors, dim)
+    except Exception:
+        check_arguments("concat", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def concatenate(
@@ -1020,31 +1253,57 @@ def concatenate(
 ) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concatenate", "tensors", 1)
-    if out is not None:  # concatenate.out
-        return write_out(
-            "concatenate",
-            out,
-            composites.concat,
-            (
-                tensors,
-                dim,
-            ),
-        )
-    return composites.concat(tensors, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "concatenate", "dim", 2)
+    try:
+        if out is not None:  # concatenate.out
+            return write_out(
+                "concatenate",
+                out,
+                composites.concat,
+                (
+                    tensors,
+                    dim,
+                ),
+            )
+        return composites.concat(tensors, dim)
+    except Exception:
+        check_arguments("concatenate", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "swapaxes", "input", 1, False)
-    return composites.swapaxes(input, axis0, axis1)
+    if type(axis0) is not int:
+        axis0 = int_argument(axis0, "swapaxes", "axis0", 2)
+    if type(axis1) is not int:
+        axis1 = int_argument(axis1, "swapaxes", "axis1", 3)
+    try:
+        return composites.swapaxes(input, axis0, axis1)
+    except Exception:
+        check_arguments(
+            "swapaxes", (("axis0", "int", 2), ("axis1", "int", 3)), (axis0, axis1)
+        )
+        raise
 
 
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "swapdims", "input", 1, False)
-    return composites.swapaxes(input, dim0, dim1)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "swapdims", "dim0", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "swapdims", "dim1", 3)
+    try:
+        return composites.swapaxes(input, dim0, dim1)
+    except Exception:
+        check_arguments(
+            "swapdims", (("dim0", "int", 2), ("dim1", "int", 3)), (dim0, dim1)
+        )
+        raise
 
 
 def as_strided(
@@ -1058,7 +1317,15 @@ def as_strided(
         input = tensor_argument(input, "as_strided", "input", 1, False)
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
-    return operators.as_strided.fast(input, size, stride, storage_offset)
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(storage_offset, "as_strided", "storage_offset", 4)
+    try:
+        return operators.as_strided.fast(input, size, stride, storage_offset)
+    except Exception:
+        check_arguments(
+            "as_strided", (("storage_offset", "int?", 4),), (storage_offset,)
+        )
+        raise
 
 
 def as_strided_scatter(
@@ -1075,7 +1342,19 @@ def as_strided_scatter(
         src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
-    return operators.as_strided_scatter.fast(input, src, size, stride, storage_offset)
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(
+            storage_offset, "as_strided_scatter", "storage_offset", 5
+        )
+    try:
+        return operators.as_strided_scatter.fast(
+            input, src, size, stride, storage_offset
+        )
+    except Exception:
+        check_arguments(
+            "as_strided_scatter", (("storage_offset", "int?", 5),), (storage_offset,)
+        )
+        raise
 
 
 def unfold_backward(
@@ -1085,21 +1364,61 @@ def unfold_backward(
     if type(grad_in) is not Tensor:
         grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
     input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
-    return operators.unfold_backward.fast(grad_in, input_sizes, dim, size, step)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unfold_backward", "dim", 3)
+    if type(size) is not int:
+        size = int_argument(size, "unfold_backward", "size", 4)
+    if type(step) is not int:
+        step = int_argument(step, "unfold_backward", "step", 5)
+    try:
+        return operators.unfold_backward.fast(grad_in, input_sizes, dim, size, step)
+    except Exception:
+        check_arguments(
+            "unfold_backward",
+            (("dim", "int", 3), ("size", "int", 4), ("step", "int", 5)),
+            (dim, size, step),
+        )
+        raise
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "narrow_copy", "input", 1, False)
-    return operators.narrow_copy.fast(input, dim, start, length)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow_copy", "dim", 2)
+    if type(start) is not int:
+        start = int_argument(start, "narrow_copy", "start", 3)
+    if type(length) is not int:
+        length = int_argument(length, "narrow_copy", "length", 4)
+    try:
+        return operators.narrow_copy.fast(input, dim, start, length)
+    except Exception:
+        check_arguments(
+            "narrow_copy",
+            (("dim", "int", 2), ("start", "int", 3), ("length", "int", 4)),
+            (dim, start, length),
+        )
+        raise
 
 
 def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unsafe_split", "input", 1, False)
-    return tuple(operators.unsafe_split_Tensor.fast(input, split_size, dim))
+    if type(split_size) is not int:
+        split_size = int_argument(split_size, "unsafe_split", "split_size", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split", "dim", 3)
+    try:
+        return tuple(operators.unsafe_split_Tensor.fast(input, split_size, dim))
+    except Exception:
+        check_arguments(
+            "unsafe_split",
+            (("split_size", "int", 2), ("dim", "int", 3)),
+            (split_size, dim),
+        )
+        raise
 
 
 def unsafe_split_with_sizes(
@@ -1111,7 +1430,13 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return tuple(operators.unsafe_split_with_sizes.fast(input, split_sizes, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split_with_sizes", "dim", 3)
+    try:
+        return tuple(operators.unsafe_split_with_sizes.fast(input, split_sizes, dim))
+    except Exception:
+        check_arguments("unsafe_split_with_sizes", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def block_diag(tensors: Sequence[Tensor]) -> Tensor:
@@ -1125,7 +1450,13 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "rot90", "input", 1, False)
     dims = int_list_argument(dims, "rot90", "dims")
-    return operators.rot90.fast(input, k, dims)
+    if type(k) is not int:
+        k = int_argument(k, "rot90", "k", 2)
+    try:
+        return operators.rot90.fast(input, k, dims)
+    except Exception:
+        check_arguments("rot90", (("k", "int", 2),), (k,))
+        raise
 
 
 def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
@@ -1158,18 +1489,24 @@ def add(
         input = tensor_argument(input, "add", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "add", "other", 2, True)
-    if out is not None:  # add.out
-        return write_out(
-            "add",
-            out,
-            operators.add_Tensor.call,
-            (
-                input,
-                other,
-                alpha,
-            ),
-        )
-    return operators.add_Tensor.fast(input, other, alpha)
+    if alpha is None:
+        check_arguments("add", (("alpha", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # add.out
+            return write_out(
+                "add",
+                out,
+                operators.add_Tensor.call,
+                (
+                    input,
+                    other,
+                    alpha,
+                ),
+            )
+        return operators.add_Tensor.fast(input, other, alpha)
+    except Exception:
+        check_arguments("add", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def sub(
@@ -1184,18 +1521,24 @@ def sub(
         input = tensor_argument(input, "sub", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "sub", "other", 2, True)
-    if out is not None:  # sub.out
-        return write_out(
-            "sub",
-            out,
-            operators.sub_Tensor.call,
-            (
-                input,
-                other,
-                alpha,
-            ),
-        )
-    return operators.sub_Tensor.fast(input, other, alpha)
+    if alpha is None:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # sub.out
+            return write_out(
+                "sub",
+                out,
+                operators.sub_Tensor.call,
+                (
+                    input,
+                    other,
+                    alpha,
+                ),
+            )
+        return operators.sub_Tensor.fast(input, other, alpha)
+    except Exception:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -1268,9 +1611,21 @@ def _to_copy(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_to_copy", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return operators._to_copy.fast(
-        input, dtype, layout, device, pin_memory, non_blocking, memory_format
-    )
+    if type(pin_memory) is not bool and pin_memory is not None:
+        bool_argument(pin_memory, "_to_copy", "pin_memory", 0)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "_to_copy", "non_blocking", 0)
+    try:
+        return operators._to_copy.fast(
+            input, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    except Exception:
+        check_arguments(
+            "_to_copy",
+            (("pin_memory", "bool?", 0), ("non_blocking", "bool", 0)),
+            (pin_memory, non_blocking),
+        )
+        raise
 
 
 def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1763,9 +2118,40 @@ def fake_quantize_per_tensor_affine_cachemask(
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine_cachemask", "input", 1, False
         )
-    return operators.fake_quantize_per_tensor_affine_cachemask.fast(
-        input, scale, zero_point, quant_min, quant_max
-    )
+    if scale is None:
+        check_arguments(
+            "fake_quantize_per_tensor_affine_cachemask",
+            (("scale", "float", 2),),
+            (None,),
+        )
+    if type(zero_point) is not int:
+        zero_point = int_argument(
+            zero_point, "fake_quantize_per_tensor_affine_cachemask", "zero_point", 3
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_tensor_affine_cachemask", "quant_min", 4
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_tensor_affine_cachemask", "quant_max", 5
+        )
+    try:
+        return operators.fake_quantize_per_tensor_affine_cachemask.fast(
+            input, scale, zero_point, quant_min, quant_max
+        )
+    except Exception:
+        check_arguments(
+            "fake_quantize_per_tensor_affine_cachemask",
+            (
+                ("scale", "float", 2),
+                ("zero_point", "int", 3),
+                ("quant_min", "int", 4),
+                ("quant_max", "int", 5),
+            ),
+            (scale, zero_point, quant_min, quant_max),
+        )
+        raise
 
 
 def fake_quantize_per_tensor_affine_cachemask_backward(
@@ -1791,9 +2177,38 @@ def fake_quantize_per_tensor_affine(
         input = tensor_argument(
             input, "fake_quantize_per_tensor_affine", "input", 1, False
         )
-    return composites.fake_quantize_per_tensor_affine(
-        input, scale, zero_point, quant_min, quant_max
-    )
+    if scale is None:
+        check_arguments(
+            "fake_quantize_per_tensor_affine", (("scale", "float", 2),), (None,)
+        )
+    if type(zero_point) is not int:
+        zero_point = int_argument(
+            zero_point, "fake_quantize_per_tensor_affine", "zero_point", 3
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_tensor_affine", "quant_min", 4
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_tensor_affine", "quant_max", 5
+        )
+    try:
+        return composites.fake_quantize_per_tensor_affine(
+            input, scale, zero_point, quant_min, quant_max
+        )
+    except Exception:
+        check_arguments(
+            "fake_quantize_per_tensor_affine",
+            (
+                ("scale", "float", 2),
+                ("zero_point", "int", 3),
+                ("quant_min", "int", 4),
+                ("quant_max", "int", 5),
+            ),
+            (scale, zero_point, quant_min, quant_max),
+        )
+        raise
 
 
 def fake_quantize_per_channel_affine_cachemask(
@@ -1821,9 +2236,29 @@ def fake_quantize_per_channel_affine_cachemask(
             3,
             True,
         )
-    return operators.fake_quantize_per_channel_affine_cachemask.fast(
-        input, scale, zero_point, axis, quant_min, quant_max
-    )
+    if type(axis) is not int:
+        axis = int_argument(
+            axis, "fake_quantize_per_channel_affine_cachemask", "axis", 4
+        )
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_channel_affine_cachemask", "quant_min", 5
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_channel_affine_cachemask", "quant_max", 6
+        )
+    try:
+        return operators.fake_quantize_per_channel_affine_cachemask.fast(
+            input, scale, zero_point, axis, quant_min, quant_max
+        )
+    except Exception:
+        check_arguments(
+            "fake_quantize_per_channel_affine_cachemask",
+            (("axis", "int", 4), ("quant_min", "int", 5), ("quant_max", "int", 6)),
+            (axis, quant_min, quant_max),
+        )
+        raise
 
 
 def fake_quantize_per_channel_affine_cachemask_backward(
@@ -1864,9 +2299,27 @@ def fake_quantize_per_channel_affine(
         zero_point = tensor_argument(
             zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
         )
-    return composites.fake_quantize_per_channel_affine(
-        input, scale, zero_point, axis, quant_min, quant_max
-    )
+    if type(axis) is not int:
+        axis = int_argument(axis, "fake_quantize_per_channel_affine", "axis", 4)
+    if type(quant_min) is not int:
+        quant_min = int_argument(
+            quant_min, "fake_quantize_per_channel_affine", "quant_min", 5
+        )
+    if type(quant_max) is not int:
+        quant_max = int_argument(
+            quant_max, "fake_quantize_per_channel_affine", "quant_max", 6
+        )
+    try:
+        return composites.fake_quantize_per_channel_affine(
+            input, scale, zero_point, axis, quant_min, quant_max
+        )
+    except Exception:
+        check_arguments(
+            "fake_quantize_per_channel_affine",
+            (("axis", "int", 4), ("quant_min", "int", 5), ("quant_max", "int", 6)),
+            (axis, quant_min, quant_max),
+        )
+        raise
 
 
 def logical_and(
@@ -2056,19 +2509,25 @@ def addcmul(
         tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
-    if out is not None:  # addcmul.out
-        return write_out(
-            "addcmul",
-            out,
-            operators.addcmul.call,
-            (
-                input,
-                tensor1,
-                tensor2,
-                value,
-            ),
-        )
-    return operators.addcmul.fast(input, tensor1, tensor2, value)
+    if value is None:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # addcmul.out
+            return write_out(
+                "addcmul",
+                out,
+                operators.addcmul.call,
+                (
+                    input,
+                    tensor1,
+                    tensor2,
+                    value,
+                ),
+            )
+        return operators.addcmul.fast(input, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def addcdiv(
@@ -2086,19 +2545,25 @@ def addcdiv(
         tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
         tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
-    if out is not None:  # addcdiv.out
-        return write_out(
-            "addcdiv",
-            out,
-            operators.addcdiv.call,
-            (
-                input,
-                tensor1,
-                tensor2,
-                value,
-            ),
-        )
-    return operators.addcdiv.fast(input, tensor1, tensor2, value)
+    if value is None:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # addcdiv.out
+            return write_out(
+                "addcdiv",
+                out,
+                operators.addcdiv.call,
+                (
+                    input,
+                    tensor1,
+                    tensor2,
+                    value,
+                ),
+            )
+        return operators.addcdiv.fast(input, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def nan_to_num(
@@ -2112,19 +2577,27 @@ def nan_to_num(
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "nan_to_num", "input", 1, False)
-    if out is not None:  # nan_to_num.out
-        return write_out(
+    try:
+        if out is not None:  # nan_to_num.out
+            return write_out(
+                "nan_to_num",
+                out,
+                operators.nan_to_num.call,
+                (
+                    input,
+                    nan,
+                    posinf,
+                    neginf,
+                ),
+            )
+        return operators.nan_to_num.fast(input, nan, posinf, neginf)
+    except Exception:
+        check_arguments(
             "nan_to_num",
-            out,
-            operators.nan_to_num.call,
-            (
-                input,
-                nan,
-                posinf,
-                neginf,
-            ),
+            (("nan", "float?", 2), ("posinf", "float?", 3), ("neginf", "float?", 4)),
+            (nan, posinf, neginf),
         )
-    return operators.nan_to_num.fast(input, nan, posinf, neginf)
+        raise
 
 
 def nan_to_num_(
@@ -2136,7 +2609,15 @@ def nan_to_num_(
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "nan_to_num_", "input", 1, False)
-    return operators.nan_to_num_.fast(input, nan, posinf, neginf)
+    try:
+        return operators.nan_to_num_.fast(input, nan, posinf, neginf)
+    except Exception:
+        check_arguments(
+            "nan_to_num_",
+            (("nan", "float?", 2), ("posinf", "float?", 3), ("neginf", "float?", 4)),
+            (nan, posinf, neginf),
+        )
+        raise
 
 
 def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -2613,18 +3094,24 @@ def amax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "amax", "input", 1, False)
     dim = int_list_argument(dim, "amax", "dim")
-    if out is not None:  # amax.out
-        return write_out(
-            "amax",
-            out,
-            operators.amax.call,
-            (
-                input,
-                dim,
-                keepdim,
-            ),
-        )
-    return operators.amax.fast(input, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amax", "keepdim", 3)
+    try:
+        if out is not None:  # amax.out
+            return write_out(
+                "amax",
+                out,
+                operators.amax.call,
+                (
+                    input,
+                    dim,
+                    keepdim,
+                ),
+            )
+        return operators.amax.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments("amax", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def amin(
@@ -2638,18 +3125,24 @@ def amin(
     if type(input) is not Tensor:
         input = tensor_argument(input, "amin", "input", 1, False)
     dim = int_list_argument(dim, "amin", "dim")
-    if out is not None:  # amin.out
-        return write_out(
-            "amin",
-            out,
-            operators.amin.call,
-            (
-                input,
-                dim,
-                keepdim,
-            ),
-        )
-    return operators.amin.fast(input, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amin", "keepdim", 3)
+    try:
+        if out is not None:  # amin.out
+            return write_out(
+                "amin",
+                out,
+                operators.amin.call,
+                (
+                    input,
+                    dim,
+                    keepdim,
+                ),
+            )
+        return operators.amin.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments("amin", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def argmax(
@@ -2662,18 +3155,28 @@ def argmax(
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "argmax", "input", 1, False)
-    if out is not None:  # argmax.out
-        return write_out(
-            "argmax",
-            out,
-            operators.argmax.call,
-            (
-                input,
-                dim,
-                keepdim,
-            ),
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmax", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmax", "keepdim", 3)
+    try:
+        if out is not None:  # argmax.out
+            return write_out(
+                "argmax",
+                out,
+                operators.argmax.call,
+                (
+                    input,
+                    dim,
+                    keepdim,
+                ),
+            )
+        return operators.argmax.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "argmax", (("dim", "int?", 2), ("keepdim", "bool", 3)), (dim, keepdim)
         )
-    return operators.argmax.fast(input, dim, keepdim)
+        raise
 
 
 def argmin(
@@ -2686,18 +3189,28 @@ def argmin(
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "argmin", "input", 1, False)
-    if out is not None:  # argmin.out
-        return write_out(
-            "argmin",
-            out,
-            operators.argmin.call,
-            (
-                input,
-                dim,
-                keepdim,
-            ),
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmin", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmin", "keepdim", 3)
+    try:
+        if out is not None:  # argmin.out
+            return write_out(
+                "argmin",
+                out,
+                operators.argmin.call,
+                (
+                    input,
+                    dim,
+                    keepdim,
+                ),
+            )
+        return operators.argmin.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "argmin", (("dim", "int?", 2), ("keepdim", "bool", 3)), (dim, keepdim)
         )
-    return operators.argmin.fast(input, dim, keepdim)
+        raise
 
 
 def logsumexp(
@@ -2711,18 +3224,24 @@ def logsumexp(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "logsumexp", "dim")
-    if out is not None:  # logsumexp.out
-        return write_out(
-            "logsumexp",
-            out,
-            operators.logsumexp.call,
-            (
-                input,
-                dim,
-                keepdim,
-            ),
-        )
-    return operators.logsumexp.fast(input, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "logsumexp", "keepdim", 3)
+    try:
+        if out is not None:  # logsumexp.out
+            return write_out(
+                "logsumexp",
+                out,
+                operators.logsumexp.call,
+                (
+                    input,
+                    dim,
+                    keepdim,
+                ),
+            )
+        return operators.logsumexp.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments("logsumexp", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def cumsum(
@@ -2732,18 +3251,24 @@ def cumsum(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cumsum", "input", 1, False)
     dtype = dtype_argument(dtype)
-    if out is not None:  # cumsum.out
-        return write_out(
-            "cumsum",
-            out,
-            operators.cumsum.call,
-            (
-                input,
-                dim,
-                dtype,
-            ),
-        )
-    return operators.cumsum.fast(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum", "dim", 2)
+    try:
+        if out is not None:  # cumsum.out
+            return write_out(
+                "cumsum",
+                out,
+                operators.cumsum.call,
+                (
+                    input,
+                    dim,
+                    dtype,
+                ),
+            )
+        return operators.cumsum.fast(input, dim, dtype)
+    except Exception:
+        check_arguments("cumsum", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def cumprod(
@@ -2753,18 +3278,24 @@ def cumprod(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cumprod", "input", 1, False)
     dtype = dtype_argument(dtype)
-    if out is not None:  # cumprod.out
-        return write_out(
-            "cumprod",
-            out,
-            operators.cumprod.call,
-            (
-                input,
-                dim,
-                dtype,
-            ),
-        )
-    return operators.cumprod.fast(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod", "dim", 2)
+    try:
+        if out is not None:  # cumprod.out
+            return write_out(
+                "cumprod",
+                out,
+                operators.cumprod.call,
+                (
+                    input,
+                    dim,
+                    dtype,
+                ),
+            )
+        return operators.cumprod.fast(input, dim, dtype)
+    except Exception:
+        check_arguments("cumprod", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def value_selecting_reduction_backward(
@@ -2784,9 +3315,21 @@ def value_selecting_reduction_backward(
             indices, "value_selecting_reduction_backward", "indices", 3, True
         )
     sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
-    return composites.value_selecting_reduction_backward(
-        grad, dim, indices, sizes, keepdim
-    )
+    if type(dim) is not int:
+        dim = int_argument(dim, "value_selecting_reduction_backward", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "value_selecting_reduction_backward", "keepdim", 5)
+    try:
+        return composites.value_selecting_reduction_backward(
+            grad, dim, indices, sizes, keepdim
+        )
+    except Exception:
+        check_arguments(
+            "value_selecting_reduction_backward",
+            (("dim", "int", 2), ("keepdim", "bool", 5)),
+            (dim, keepdim),
+        )
+        raise
 
 
 def allclose(
@@ -2801,7 +3344,21 @@ def allclose(
         input = tensor_argument(input, "allclose", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.fast(input, other, rtol, atol, equal_nan)
+    if rtol is None:
+        check_arguments("allclose", (("rtol", "float", 3),), (None,))
+    if atol is None:
+        check_arguments("allclose", (("atol", "float", 4),), (None,))
+    if type(equal_nan) is not bool:
+        bool_argument(equal_nan, "allclose", "equal_nan", 5)
+    try:
+        return operators.allclose.fast(input, other, rtol, atol, equal_nan)
+    except Exception:
+        check_arguments(
+            "allclose",
+            (("rtol", "float", 3), ("atol", "float", 4), ("equal_nan", "bool", 5)),
+            (rtol, atol, equal_nan),
+        )
+        raise
 
 
 def equal(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -2825,41 +3382,80 @@ def topk(
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "topk", "input", 1, False)
-    if out is not None:  # topk.values
-        return write_out(
+    if type(k) is not int:
+        k = int_argument(k, "topk", "k", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "topk", "dim", 3)
+    if type(largest) is not bool:
+        bool_argument(largest, "topk", "largest", 4)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "topk", "sorted", 5)
+    try:
+        if out is not None:  # topk.values
+            return write_out(
+                "topk",
+                out,
+                operators.topk.call,
+                (
+                    input,
+                    k,
+                    dim,
+                    largest,
+                    sorted,
+                ),
+            )
+        return operators.topk.fast(input, k, dim, largest, sorted)
+    except Exception:
+        check_arguments(
             "topk",
-            out,
-            operators.topk.call,
             (
-                input,
-                k,
-                dim,
-                largest,
-                sorted,
+                ("k", "int", 2),
+                ("dim", "int", 3),
+                ("largest", "bool", 4),
+                ("sorted", "bool", 5),
             ),
+            (k, dim, largest, sorted),
         )
-    return operators.topk.fast(input, k, dim, largest, sorted)
+        raise
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logcumsumexp", "input", 1, False)
-    return operators.logcumsumexp.fast(input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "logcumsumexp", "dim", 2)
+    try:
+        return operators.logcumsumexp.fast(input, dim)
+    except Exception:
+        check_arguments("logcumsumexp", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def cummax(input: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummax", "input", 1, False)
-    return operators.cummax.fast(input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummax", "dim", 2)
+    try:
+        return operators.cummax.fast(input, dim)
+    except Exception:
+        check_arguments("cummax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def cummin(input: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cummin", "input", 1, False)
-    return operators.cummin.fast(input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummin", "dim", 2)
+    try:
+        return operators.cummin.fast(input, dim)
+    except Exception:
+        check_arguments("cummin", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def msort(input: Tensor) -> Tensor:
@@ -2873,21 +3469,55 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Ten
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "kthvalue", "input", 1, False)
-    return operators.kthvalue.fast(input, k, dim, keepdim)
+    if type(k) is not int:
+        k = int_argument(k, "kthvalue", "k", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "kthvalue", "dim", 3)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "kthvalue", "keepdim", 4)
+    try:
+        return operators.kthvalue.fast(input, k, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "kthvalue",
+            (("k", "int", 2), ("dim", "int", 3), ("keepdim", "bool", 4)),
+            (k, dim, keepdim),
+        )
+        raise
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mode", "input", 1, False)
-    return operators.mode.fast(input, dim, keepdim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "mode", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "mode", "keepdim", 3)
+    try:
+        return operators.mode.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "mode", (("dim", "int", 2), ("keepdim", "bool", 3)), (dim, keepdim)
+        )
+        raise
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "aminmax", "input", 1, False)
-    return operators.aminmax.fast(input, dim, keepdim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "aminmax", "dim", 0)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "aminmax", "keepdim", 0)
+    try:
+        return operators.aminmax.fast(input, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "aminmax", (("dim", "int?", 0), ("keepdim", "bool", 0)), (dim, keepdim)
+        )
+        raise
 
 
 def nansum(
@@ -2902,7 +3532,13 @@ def nansum(
         input = tensor_argument(input, "nansum", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
-    return operators.nansum.fast(input, dim, keepdim, dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nansum", "keepdim", 3)
+    try:
+        return operators.nansum.fast(input, dim, keepdim, dtype)
+    except Exception:
+        check_arguments("nansum", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def nanmean(
@@ -2917,7 +3553,13 @@ def nanmean(
         input = tensor_argument(input, "nanmean", "input", 1, False)
     dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
     dtype = dtype_argument(dtype)
-    return composites.nanmean(input, dim, keepdim, dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nanmean", "keepdim", 3)
+    try:
+        return composites.nanmean(input, dim, keepdim, dtype)
+    except Exception:
+        check_arguments("nanmean", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def diff(
@@ -2938,7 +3580,15 @@ def diff(
     append = (
         None if append is None else tensor_argument(append, "diff", "append", 5, True)
     )
-    return composites.diff(input, n, dim, prepend, append)
+    if type(n) is not int:
+        n = int_argument(n, "diff", "n", 2)
+    if type(dim) is not int:
+        dim = int_argument(dim, "diff", "dim", 3)
+    try:
+        return composites.diff(input, n, dim, prepend, append)
+    except Exception:
+        check_arguments("diff", (("n", "int", 2), ("dim", "int", 3)), (n, dim))
+        raise
 
 
 def _unique2(
@@ -2950,7 +3600,25 @@ def _unique2(
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique2", "input", 1, False)
-    return operators._unique2.fast(input, sorted, return_inverse, return_counts)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "_unique2", "sorted", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "_unique2", "return_inverse", 3)
+    if type(return_counts) is not bool:
+        bool_argument(return_counts, "_unique2", "return_counts", 4)
+    try:
+        return operators._unique2.fast(input, sorted, return_inverse, return_counts)
+    except Exception:
+        check_arguments(
+            "_unique2",
+            (
+                ("sorted", "bool", 2),
+                ("return_inverse", "bool", 3),
+                ("return_counts", "bool", 4),
+            ),
+            (sorted, return_inverse, return_counts),
+        )
+        raise
 
 
 def nonzero(input: Tensor) -> Tensor:
@@ -2978,7 +3646,21 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "histc", "input", 1, False)
-    return operators.histc.fast(input, bins, min, max)
+    if type(bins) is not int:
+        bins = int_argument(bins, "histc", "bins", 2)
+    if min is None:
+        check_arguments("histc", (("min", "Scalar", 3),), (None,))
+    if max is None:
+        check_arguments("histc", (("max", "Scalar", 4),), (None,))
+    try:
+        return operators.histc.fast(input, bins, min, max)
+    except Exception:
+        check_arguments(
+            "histc",
+            (("bins", "int", 2), ("min", "Scalar", 3), ("max", "Scalar", 4)),
+            (bins, min, max),
+        )
+        raise
 
 
 def bincount(
@@ -2992,14 +3674,32 @@ def bincount(
         if weights is None
         else tensor_argument(weights, "bincount", "weights", 2, True)
     )
-    return operators.bincount.fast(input, weights, minlength)
+    if type(minlength) is not int:
+        minlength = int_argument(minlength, "bincount", "minlength", 3)
+    try:
+        return operators.bincount.fast(input, weights, minlength)
+    except Exception:
+        check_arguments("bincount", (("minlength", "int", 3),), (minlength,))
+        raise
 
 
 def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
     """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_unique", "input", 1, False)
-    return operators._unique.fast(input, sorted, return_inverse)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "_unique", "sorted", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "_unique", "return_inverse", 3)
+    try:
+        return operators._unique.fast(input, sorted, return_inverse)
+    except Exception:
+        check_arguments(
+            "_unique",
+            (("sorted", "bool", 2), ("return_inverse", "bool", 3)),
+            (sorted, return_inverse),
+        )
+        raise
 
 
 def unique_dim_consecutive(
@@ -3008,9 +3708,27 @@ def unique_dim_consecutive(
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
-    return operators.unique_dim_consecutive.fast(
-        input, dim, return_inverse, return_counts
-    )
+    if type(dim) is not int:
+        dim = int_argument(dim, "unique_dim_consecutive", "dim", 2)
+    if type(return_inverse) is not bool:
+        bool_argument(return_inverse, "unique_dim_consecutive", "return_inverse", 3)
+    if type(return_counts) is not bool:
+        bool_argument(return_counts, "unique_dim_consecutive", "return_counts", 4)
+    try:
+        return operators.unique_dim_consecutive.fast(
+            input, dim, return_inverse, return_counts
+        )
+    except Exception:
+        check_arguments(
+            "unique_dim_consecutive",
+            (
+                ("dim", "int", 2),
+                ("return_inverse", "bool", 3),
+                ("return_counts", "bool", 4),
+            ),
+            (dim, return_inverse, return_counts),
+        )
+        raise
 
 
 def segment_reduce(
@@ -3042,9 +3760,26 @@ def segment_reduce(
         if offsets is None
         else tensor_argument(offsets, "segment_reduce", "offsets", 5, True)
     )
-    return operators.segment_reduce.fast(
-        data, reduce, lengths, indices, offsets, axis, unsafe, initial
-    )
+    if type(axis) is not int:
+        axis = int_argument(axis, "segment_reduce", "axis", 0)
+    if type(unsafe) is not bool:
+        bool_argument(unsafe, "segment_reduce", "unsafe", 0)
+    try:
+        return operators.segment_reduce.fast(
+            data, reduce, lengths, indices, offsets, axis, unsafe, initial
+        )
+    except Exception:
+        check_arguments(
+            "segment_reduce",
+            (
+                ("reduce", "str", 2),
+                ("axis", "int", 0),
+                ("unsafe", "bool", 0),
+                ("initial", "Scalar?", 0),
+            ),
+            (reduce, axis, unsafe, initial),
+        )
+        raise
 
 
 def index_select(
@@ -3055,18 +3790,24 @@ def index_select(
         input = tensor_argument(input, "index_select", "input", 1, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select", "index", 3, True)
-    if out is not None:  # index_select.out
-        return write_out(
-            "index_select",
-            out,
-            operators.index_select.call,
-            (
-                input,
-                dim,
-                index,
-            ),
-        )
-    return operators.index_select.fast(input, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select", "dim", 2)
+    try:
+        if out is not None:  # index_select.out
+            return write_out(
+                "index_select",
+                out,
+                operators.index_select.call,
+                (
+                    input,
+                    dim,
+                    index,
+                ),
+            )
+        return operators.index_select.fast(input, dim, index)
+    except Exception:
+        check_arguments("index_select", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def index_select_backward(
@@ -3078,7 +3819,13 @@ def index_select_backward(
     self_sizes = int_list_argument(self_sizes, "index_select_backward", "self_sizes")
     if type(index) is not Tensor:
         index = tensor_argument(index, "index_select_backward", "index", 4, True)
-    return composites.index_select_backward(grad, self_sizes, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select_backward", "dim", 3)
+    try:
+        return composites.index_select_backward(grad, self_sizes, dim, index)
+    except Exception:
+        check_arguments("index_select_backward", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def index_add(
@@ -3097,20 +3844,30 @@ def index_add(
         index = tensor_argument(index, "index_add", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_add", "source", 4, True)
-    if out is not None:  # index_add.out
-        return write_out(
-            "index_add",
-            out,
-            operators.index_add.call,
-            (
-                input,
-                dim,
-                index,
-                source,
-                alpha,
-            ),
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add", "dim", 2)
+    if alpha is None:
+        check_arguments("index_add", (("alpha", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # index_add.out
+            return write_out(
+                "index_add",
+                out,
+                operators.index_add.call,
+                (
+                    input,
+                    dim,
+                    index,
+                    source,
+                    alpha,
+                ),
+            )
+        return operators.index_add.fast(input, dim, index, source, alpha)
+    except Exception:
+        check_arguments(
+            "index_add", (("dim", "int", 2), ("alpha", "Scalar", 0)), (dim, alpha)
         )
-    return operators.index_add.fast(input, dim, index, source, alpha)
+        raise
 
 
 def gather(
@@ -3126,19 +3883,31 @@ def gather(
         input = tensor_argument(input, "gather", "input", 1, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather", "index", 3, True)
-    if out is not None:  # gather.out
-        return write_out(
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather", "dim", 2)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather", "sparse_grad", 0)
+    try:
+        if out is not None:  # gather.out
+            return write_out(
+                "gather",
+                out,
+                operators.gather.call,
+                (
+                    input,
+                    dim,
+                    index,
+                    sparse_grad,
+                ),
+            )
+        return operators.gather.fast(input, dim, index, sparse_grad)
+    except Exception:
+        check_arguments(
             "gather",
-            out,
-            operators.gather.call,
-            (
-                input,
-                dim,
-                index,
-                sparse_grad,
-            ),
+            (("dim", "int", 2), ("sparse_grad", "bool", 0)),
+            (dim, sparse_grad),
         )
-    return operators.gather.fast(input, dim, index, sparse_grad)
+        raise
 
 
 def gather_backward(
@@ -3155,7 +3924,19 @@ def gather_backward(
         input = tensor_argument(input, "gather_backward", "input", 2, False)
     if type(index) is not Tensor:
         index = tensor_argument(index, "gather_backward", "index", 4, True)
-    return composites.gather_backward(grad, input, dim, index, sparse_grad)
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather_backward", "dim", 3)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather_backward", "sparse_grad", 5)
+    try:
+        return composites.gather_backward(grad, input, dim, index, sparse_grad)
+    except Exception:
+        check_arguments(
+            "gather_backward",
+            (("dim", "int", 3), ("sparse_grad", "bool", 5)),
+            (dim, sparse_grad),
+        )
+        raise
 
 
 def scatter_add(
@@ -3173,19 +3954,25 @@ def scatter_add(
         index = tensor_argument(index, "scatter_add", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_add", "src", 4, True)
-    if out is not None:  # scatter_add.out
-        return write_out(
-            "scatter_add",
-            out,
-            operators.scatter_add.call,
-            (
-                input,
-                dim,
-                index,
-                src,
-            ),
-        )
-    return operators.scatter_add.fast(input, dim, index, src)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add", "dim", 2)
+    try:
+        if out is not None:  # scatter_add.out
+            return write_out(
+                "scatter_add",
+                out,
+                operators.scatter_add.call,
+                (
+                    input,
+                    dim,
+                    index,
+                    src,
+                ),
+            )
+        return operators.scatter_add.fast(input, dim, index, src)
+    except Exception:
+        check_arguments("scatter_add", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def index(
@@ -3220,7 +4007,13 @@ def index_put(
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put", "values", 3, True)
-    return operators.index_put.fast(input, indices, values, accumulate)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put", "accumulate", 4)
+    try:
+        return operators.index_put.fast(input, indices, values, accumulate)
+    except Exception:
+        check_arguments("index_put", (("accumulate", "bool", 4),), (accumulate,))
+        raise
 
 
 def index_put_(
@@ -3235,7 +4028,13 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "index_put_", "values", 3, True)
-    return operators.index_put_.fast(input, indices, values, accumulate)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put_", "accumulate", 4)
+    try:
+        return operators.index_put_.fast(input, indices, values, accumulate)
+    except Exception:
+        check_arguments("index_put_", (("accumulate", "bool", 4),), (accumulate,))
+        raise
 
 
 def scatter_reduce(
@@ -3254,9 +4053,21 @@ def scatter_reduce(
         index = tensor_argument(index, "scatter_reduce", "index", 3, True)
     if type(src) is not Tensor:
         src = tensor_argument(src, "scatter_reduce", "src", 4, True)
-    return operators.scatter_reduce_two.fast(
-        input, dim, index, src, reduce, include_self
-    )
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce", "dim", 2)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce", "include_self", 0)
+    try:
+        return operators.scatter_reduce_two.fast(
+            input, dim, index, src, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "scatter_reduce",
+            (("dim", "int", 2), ("reduce", "str", 5), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def index_copy(
@@ -3269,7 +4080,13 @@ def index_copy(
         index = tensor_argument(index, "index_copy", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_copy", "source", 4, True)
-    return operators.index_copy.fast(input, dim, index, source)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy", "dim", 2)
+    try:
+        return operators.index_copy.fast(input, dim, index, source)
+    except Exception:
+        check_arguments("index_copy", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def masked_scatter(
@@ -3311,7 +4128,13 @@ def take_along_dim(
         input = tensor_argument(input, "take_along_dim", "input", 1, False)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
-    return composites.take_along_dim(input, indices, dim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "take_along_dim", "dim", 3)
+    try:
+        return composites.take_along_dim(input, indices, dim)
+    except Exception:
+        check_arguments("take_along_dim", (("dim", "int?", 3),), (dim,))
+        raise
 
 
 def put(
@@ -3327,7 +4150,13 @@ def put(
         index = tensor_argument(index, "put", "index", 2, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "put", "source", 3, True)
-    return operators.put.fast(input, index, source, accumulate)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put", "accumulate", 4)
+    try:
+        return operators.put.fast(input, index, source, accumulate)
+    except Exception:
+        check_arguments("put", (("accumulate", "bool", 4),), (accumulate,))
+        raise
 
 
 def index_reduce(
@@ -3346,7 +4175,21 @@ def index_reduce(
         index = tensor_argument(index, "index_reduce", "index", 3, True)
     if type(source) is not Tensor:
         source = tensor_argument(source, "index_reduce", "source", 4, True)
-    return operators.index_reduce.fast(input, dim, index, source, reduce, include_self)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce", "dim", 2)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce", "include_self", 0)
+    try:
+        return operators.index_reduce.fast(
+            input, dim, index, source, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "index_reduce",
+            (("dim", "int", 2), ("reduce", "str", 5), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def masked_scatter_backward(
@@ -3376,7 +4219,28 @@ def slice_scatter(
         input = tensor_argument(input, "slice_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "slice_scatter", "src", 2, True)
-    return operators.slice_scatter.fast(input, src, dim, start, end, step)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_scatter", "dim", 3)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice_scatter", "start", 4)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice_scatter", "end", 5)
+    if type(step) is not int:
+        step = int_argument(step, "slice_scatter", "step", 6)
+    try:
+        return operators.slice_scatter.fast(input, src, dim, start, end, step)
+    except Exception:
+        check_arguments(
+            "slice_scatter",
+            (
+                ("dim", "int", 3),
+                ("start", "int?", 4),
+                ("end", "int?", 5),
+                ("step", "int", 6),
+            ),
+            (dim, start, end, step),
+        )
+        raise
 
 
 def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
@@ -3385,7 +4249,17 @@ def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) ->
         input = tensor_argument(input, "select_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "select_scatter", "src", 2, True)
-    return operators.select_scatter.fast(input, src, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_scatter", "dim", 3)
+    if type(index) is not int:
+        index = int_argument(index, "select_scatter", "index", 4)
+    try:
+        return operators.select_scatter.fast(input, src, dim, index)
+    except Exception:
+        check_arguments(
+            "select_scatter", (("dim", "int", 3), ("index", "int", 4)), (dim, index)
+        )
+        raise
 
 
 def diagonal_scatter(
@@ -3396,7 +4270,21 @@ def diagonal_scatter(
         input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
     if type(src) is not Tensor:
         src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
-    return operators.diagonal_scatter.fast(input, src, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_scatter", "offset", 3)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_scatter", "dim1", 4)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_scatter", "dim2", 5)
+    try:
+        return operators.diagonal_scatter.fast(input, src, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal_scatter",
+            (("offset", "int", 3), ("dim1", "int", 4), ("dim2", "int", 5)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
@@ -3419,7 +4307,15 @@ def _unsafe_index_put(
     indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
-    return operators._unsafe_index_put.fast(input, indices, values, accumulate)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "_unsafe_index_put", "accumulate", 4)
+    try:
+        return operators._unsafe_index_put.fast(input, indices, values, accumulate)
+    except Exception:
+        check_arguments(
+            "_unsafe_index_put", (("accumulate", "bool", 4),), (accumulate,)
+        )
+        raise
 
 
 def _index_put_impl_(
@@ -3435,7 +4331,21 @@ def _index_put_impl_(
     indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
     if type(values) is not Tensor:
         values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
-    return operators._index_put_impl_.fast(input, indices, values, accumulate, unsafe)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "_index_put_impl_", "accumulate", 4)
+    if type(unsafe) is not bool:
+        bool_argument(unsafe, "_index_put_impl_", "unsafe", 5)
+    try:
+        return operators._index_put_impl_.fast(
+            input, indices, values, accumulate, unsafe
+        )
+    except Exception:
+        check_arguments(
+            "_index_put_impl_",
+            (("accumulate", "bool", 4), ("unsafe", "bool", 5)),
+            (accumulate, unsafe),
+        )
+        raise
 
 
 def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -3608,20 +4518,30 @@ def addmm(
         mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     if type(mat2) is not Tensor:
         mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
-    if out is not None:  # addmm.out
-        return write_out(
-            "addmm",
-            out,
-            operators.addmm.call,
-            (
-                input,
-                mat1,
-                mat2,
-                beta,
-                alpha,
-            ),
+    if beta is None:
+        check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        if out is not None:  # addmm.out
+            return write_out(
+                "addmm",
+                out,
+                operators.addmm.call,
+                (
+                    input,
+                    mat1,
+                    mat2,
+                    beta,
+                    alpha,
+                ),
+            )
+        return operators.addmm.fast(input, mat1, mat2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
         )
-    return operators.addmm.fast(input, mat1, mat2, beta, alpha)
+        raise
 
 
 def linear(
@@ -3691,7 +4611,11 @@ def einsum(
     """``einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "einsum", "tensors", 2)
     path = None if path is None else int_list_argument(path, "einsum", "path")
-    return composites.einsum(equation, tensors, path)
+    try:
+        return composites.einsum(equation, tensors, path)
+    except Exception:
+        check_arguments("einsum", (("equation", "str", 1),), (equation,))
+        raise
 
 
 def chain_matmul(matrices: Sequence[Tensor]) -> Tensor:
@@ -3711,7 +4635,17 @@ def cdist(
         x1 = tensor_argument(x1, "cdist", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "cdist", "x2", 2, True)
-    return composites.cdist(x1, x2, p, compute_mode)
+    if p is None:
+        check_arguments("cdist", (("p", "float", 3),), (None,))
+    if type(compute_mode) is not int and compute_mode is not None:
+        compute_mode = int_argument(compute_mode, "cdist", "compute_mode", 4)
+    try:
+        return composites.cdist(x1, x2, p, compute_mode)
+    except Exception:
+        check_arguments(
+            "cdist", (("p", "float", 3), ("compute_mode", "int?", 4)), (p, compute_mode)
+        )
+        raise
 
 
 def _cdist_forward(
@@ -3722,7 +4656,19 @@ def _cdist_forward(
         x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
     if type(x2) is not Tensor:
         x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
-    return operators._cdist_forward.fast(x1, x2, p, compute_mode)
+    if p is None:
+        check_arguments("_cdist_forward", (("p", "float", 3),), (None,))
+    if type(compute_mode) is not int and compute_mode is not None:
+        compute_mode = int_argument(compute_mode, "_cdist_forward", "compute_mode", 4)
+    try:
+        return operators._cdist_forward.fast(x1, x2, p, compute_mode)
+    except Exception:
+        check_arguments(
+            "_cdist_forward",
+            (("p", "float", 3), ("compute_mode", "int?", 4)),
+            (p, compute_mode),
+        )
+        raise
 
 
 def _cdist_backward(
@@ -3741,21 +4687,39 @@ def _cdist_backward(
         x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
     if type(cdist) is not Tensor:
         cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
-    return operators._cdist_backward.fast(grad, x1, x2, p, cdist)
+    if p is None:
+        check_arguments("_cdist_backward", (("p", "float", 4),), (None,))
+    try:
+        return operators._cdist_backward.fast(grad, x1, x2, p, cdist)
+    except Exception:
+        check_arguments("_cdist_backward", (("p", "float", 4),), (p,))
+        raise
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """``pdist(Tensor self, float p=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pdist", "input", 1, False)
-    return composites.pdist(input, p)
+    if p is None:
+        check_arguments("pdist", (("p", "float", 2),), (None,))
+    try:
+        return composites.pdist(input, p)
+    except Exception:
+        check_arguments("pdist", (("p", "float", 2),), (p,))
+        raise
 
 
 def _pdist_forward(input: Tensor, p: float = 2) -> Tensor:
     """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_forward", "input", 1, False)
-    return operators._pdist_forward.fast(input, p)
+    if p is None:
+        check_arguments("_pdist_forward", (("p", "float", 2),), (None,))
+    try:
+        return operators._pdist_forward.fast(input, p)
+    except Exception:
+        check_arguments("_pdist_forward", (("p", "float", 2),), (p,))
+        raise
 
 
 def _pdist_backward(
@@ -3768,41 +4732,59 @@ def _pdist_backward(
         input = tensor_argument(input, "_pdist_backward", "input", 2, False)
     if type(pdist) is not Tensor:
         pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
-    return operators._pdist_backward.fast(grad, input, p, pdist)
+    if p is None:
+        check_arguments("_pdist_backward", (("p", "float", 3),), (None,))
+    try:
+        return operators._pdist_backward.fast(grad, input, p, pdist)
+    except Exception:
+        check_arguments("_pdist_backward", (("p", "float", 3),), (p,))
+        raise
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "tril", "input", 1, False)
-    if out is not None:  # tril.out
-        return write_out(
-            "tril",
-            out,
-            operators.tril.call,
-            (
-                input,
-                diagonal,
-            ),
-        )
-    return operators.tril.fast(input, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril", "diagonal", 2)
+    try:
+        if out is not None:  # tril.out
+            return write_out(
+                "tril",
+                out,
+                operators.tril.call,
+                (
+                    input,
+                    diagonal,
+                ),
+            )
+        return operators.tril.fast(input, diagonal)
+    except Exception:
+        check_arguments("tril", (("diagonal", "int", 2),), (diagonal,))
+        raise
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "triu", "input", 1, False)
-    if out is not None:  # triu.out
-        return write_out(
-            "triu",
-            out,
-            operators.triu.call,
-            (
-                input,
-                diagonal,
-            ),
-        )
-    return operators.triu.fast(input, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu", "diagonal", 2)
+    try:
+        if out is not None:  # triu.out
+            return write_out(
+                "triu",
+                out,
+                operators.triu.call,
+                (
+                    input,
+                    diagonal,
+                ),
+            )
+        return operators.triu.fast(input, diagonal)
+    except Exception:
+        check_arguments("triu", (("diagonal", "int", 2),), (diagonal,))
+        raise
 
 
 def trace(input: Tensor) -> Tensor:
@@ -3818,7 +4800,13 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
         input = tensor_argument(input, "dist", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "dist", "other", 2, True)
-    return operators.dist.fast(input, other, p)
+    if p is None:
+        check_arguments("dist", (("p", "Scalar", 3),), (None,))
+    try:
+        return operators.dist.fast(input, other, p)
+    except Exception:
+        check_arguments("dist", (("p", "Scalar", 3),), (p,))
+        raise
 
 
 def _linalg_det(A: Tensor | Number) -> Tensor:
@@ -3847,7 +4835,19 @@ def _linalg_solve_ex(
         A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
         B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
-    return operators._linalg_solve_ex.fast(A, B, left, check_errors)
+    if type(left) is not bool:
+        bool_argument(left, "_linalg_solve_ex", "left", 0)
+    if type(check_errors) is not bool:
+        bool_argument(check_errors, "_linalg_solve_ex", "check_errors", 0)
+    try:
+        return operators._linalg_solve_ex.fast(A, B, left, check_errors)
+    except Exception:
+        check_arguments(
+            "_linalg_solve_ex",
+            (("left", "bool", 0), ("check_errors", "bool", 0)),
+            (left, check_errors),
+        )
+        raise
 
 
 def _linalg_svd(
@@ -3860,14 +4860,40 @@ def _linalg_svd(
     """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_svd", "A", 1, True)
-    return operators._linalg_svd.fast(A, full_matrices, compute_uv, driver)
+    if type(full_matrices) is not bool:
+        bool_argument(full_matrices, "_linalg_svd", "full_matrices", 2)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "_linalg_svd", "compute_uv", 3)
+    try:
+        return operators._linalg_svd.fast(A, full_matrices, compute_uv, driver)
+    except Exception:
+        check_arguments(
+            "_linalg_svd",
+            (
+                ("full_matrices", "bool", 2),
+                ("compute_uv", "bool", 3),
+                ("driver", "str?", 0),
+            ),
+            (full_matrices, compute_uv, driver),
+        )
+        raise
 
 
 def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) -> Tensor:
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(A) is not Tensor:
         A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
-    return operators._linalg_eigh.fast(A, UPLO, compute_v)
+    if type(compute_v) is not bool:
+        bool_argument(compute_v, "_linalg_eigh", "compute_v", 3)
+    try:
+        return operators._linalg_eigh.fast(A, UPLO, compute_v)
+    except Exception:
+        check_arguments(
+            "_linalg_eigh",
+            (("UPLO", "str", 2), ("compute_v", "bool", 3)),
+            (UPLO, compute_v),
+        )
+        raise
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -3902,21 +4928,43 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "svd", "input", 1, False)
-    return composites.svd(input, some, compute_uv)
+    if type(some) is not bool:
+        bool_argument(some, "svd", "some", 2)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "svd", "compute_uv", 3)
+    try:
+        return composites.svd(input, some, compute_uv)
+    except Exception:
+        check_arguments(
+            "svd", (("some", "bool", 2), ("compute_uv", "bool", 3)), (some, compute_uv)
+        )
+        raise
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pinverse", "input", 1, False)
-    return composites.pinverse(input, rcond)
+    if rcond is None:
+        check_arguments("pinverse", (("rcond", "float", 2),), (None,))
+    try:
+        return composites.pinverse(input, rcond)
+    except Exception:
+        check_arguments("pinverse", (("rcond", "float", 2),), (rcond,))
+        raise
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``matrix_power(Tensor self, int n) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "matrix_power", "input", 1, False)
-    return composites.matrix_power(input, n)
+    if type(n) is not int:
+        n = int_argument(n, "matrix_power", "n", 2)
+    try:
+        return composites.matrix_power(input, n)
+    except Exception:
+        check_arguments("matrix_power", (("n", "int", 2),), (n,))
+        raise
 
 
 def matrix_exp(input: Tensor) -> Tensor:
@@ -3932,14 +4980,26 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
         input = tensor_argument(input, "cross", "input", 1, False)
     if type(other) is not Tensor:
         other = tensor_argument(other, "cross", "other", 2, True)
-    return composites.cross(input, other, dim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "cross", "dim", 3)
+    try:
+        return composites.cross(input, other, dim)
+    except Exception:
+        check_arguments("cross", (("dim", "int?", 3),), (dim,))
+        raise
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky", "input", 1, False)
-    return operators.cholesky.fast(input, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky", "upper", 2)
+    try:
+        return operators.cholesky.fast(input, upper)
+    except Exception:
+        check_arguments("cholesky", (("upper", "bool", 2),), (upper,))
+        raise
 
 
 def addmv(
@@ -3957,7 +5017,17 @@ def addmv(
         mat = tensor_argument(mat, "addmv", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv", "vec", 3, True)
-    return operators.addmv.fast(input, mat, vec, beta, alpha)
+    if beta is None:
+        check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addmv.fast(input, mat, vec, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmv", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addmv_(
@@ -3975,7 +5045,17 @@ def addmv_(
         mat = tensor_argument(mat, "addmv_", "mat", 2, True)
     if type(vec) is not Tensor:
         vec = tensor_argument(vec, "addmv_", "vec", 3, True)
-    return operators.addmv_.fast(input, mat, vec, beta, alpha)
+    if beta is None:
+        check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addmv_.fast(input, mat, vec, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmv_", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addr(
@@ -3993,7 +5073,17 @@ def addr(
         vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
     if type(vec2) is not Tensor:
         vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
-    return operators.addr.fast(input, vec1, vec2, beta, alpha)
+    if beta is None:
+        check_arguments("addr", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addr.fast(input, vec1, vec2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addr", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addbmm(
@@ -4011,7 +5101,17 @@ def addbmm(
         batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
-    return operators.addbmm.fast(input, batch1, batch2, beta, alpha)
+    if beta is None:
+        check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addbmm.fast(input, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addbmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def baddbmm(
@@ -4029,21 +5129,51 @@ def baddbmm(
         batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
         batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
-    return operators.baddbmm.fast(input, batch1, batch2, beta, alpha)
+    if beta is None:
+        check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.baddbmm.fast(input, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "baddbmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "renorm", "input", 1, False)
-    return operators.renorm.fast(input, p, dim, maxnorm)
+    if p is None:
+        check_arguments("renorm", (("p", "Scalar", 2),), (None,))
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm", "dim", 3)
+    if maxnorm is None:
+        check_arguments("renorm", (("maxnorm", "Scalar", 4),), (None,))
+    try:
+        return operators.renorm.fast(input, p, dim, maxnorm)
+    except Exception:
+        check_arguments(
+            "renorm",
+            (("p", "Scalar", 2), ("dim", "int", 3), ("maxnorm", "Scalar", 4)),
+            (p, dim, maxnorm),
+        )
+        raise
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
-    return operators.cholesky_inverse.fast(input, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_inverse", "upper", 2)
+    try:
+        return operators.cholesky_inverse.fast(input, upper)
+    except Exception:
+        check_arguments("cholesky_inverse", (("upper", "bool", 2),), (upper,))
+        raise
 
 
 def cholesky_solve(
@@ -4054,7 +5184,13 @@ def cholesky_solve(
         input = tensor_argument(input, "cholesky_solve", "input", 1, False)
     if type(input2) is not Tensor:
         input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
-    return operators.cholesky_solve.fast(input, input2, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_solve", "upper", 3)
+    try:
+        return operators.cholesky_solve.fast(input, input2, upper)
+    except Exception:
+        check_arguments("cholesky_solve", (("upper", "bool", 3),), (upper,))
+        raise
 
 
 def triangular_solve(
@@ -4069,7 +5205,27 @@ def triangular_solve(
         input = tensor_argument(input, "triangular_solve", "input", 1, False)
     if type(A) is not Tensor:
         A = tensor_argument(A, "triangular_solve", "A", 2, True)
-    return operators.triangular_solve.fast(input, A, upper, transpose, unitriangular)
+    if type(upper) is not bool:
+        bool_argument(upper, "triangular_solve", "upper", 3)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "triangular_solve", "transpose", 4)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "triangular_solve", "unitriangular", 5)
+    try:
+        return operators.triangular_solve.fast(
+            input, A, upper, transpose, unitriangular
+        )
+    except Exception:
+        check_arguments(
+            "triangular_solve",
+            (
+                ("upper", "bool", 3),
+                ("transpose", "bool", 4),
+                ("unitriangular", "bool", 5),
+            ),
+            (upper, transpose, unitriangular),
+        )
+        raise
 
 
 def lu_unpack(
@@ -4083,7 +5239,19 @@ def lu_unpack(
         LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
     if type(LU_pivots) is not Tensor:
         LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
-    return operators.lu_unpack.fast(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    if type(unpack_data) is not bool:
+        bool_argument(unpack_data, "lu_unpack", "unpack_data", 3)
+    if type(unpack_pivots) is not bool:
+        bool_argument(unpack_pivots, "lu_unpack", "unpack_pivots", 4)
+    try:
+        return operators.lu_unpack.fast(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    except Exception:
+        check_arguments(
+            "lu_unpack",
+            (("unpack_data", "bool", 3), ("unpack_pivots", "bool", 4)),
+            (unpack_data, unpack_pivots),
+        )
+        raise
 
 
 def geqrf(input: Tensor) -> Tensor:
@@ -4107,7 +5275,17 @@ def ormqr(
         input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
     if type(input3) is not Tensor:
         input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
-    return operators.ormqr.fast(input, input2, input3, left, transpose)
+    if type(left) is not bool:
+        bool_argument(left, "ormqr", "left", 4)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "ormqr", "transpose", 5)
+    try:
+        return operators.ormqr.fast(input, input2, input3, left, transpose)
+    except Exception:
+        check_arguments(
+            "ormqr", (("left", "bool", 4), ("transpose", "bool", 5)), (left, transpose)
+        )
+        raise
 
 
 def relu(input: Tensor) -> Tensor:
@@ -4123,17 +5301,21 @@ def gelu(
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "gelu", "input", 1, False)
-    if out is not None:  # gelu.out
-        return write_out(
-            "gelu",
-            out,
-            operators.gelu.call,
-            (
-                input,
-                approximate,
-            ),
-        )
-    return operators.gelu.fast(input, approximate)
+    try:
+        if out is not None:  # gelu.out
+            return write_out(
+                "gelu",
+                out,
+                operators.gelu.call,
+                (
+                    input,
+                    approximate,
+                ),
+            )
+        return operators.gelu.fast(input, approximate)
+    except Exception:
+        check_arguments("gelu", (("approximate", "str", 0),), (approximate,))
+        raise
 
 
 def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4155,7 +5337,15 @@ def threshold_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold_backward", "input", 2, False)
-    return operators.threshold_backward.fast(grad_output, input, threshold)
+    if threshold is None:
+        check_arguments("threshold_backward", (("threshold", "Scalar", 3),), (None,))
+    try:
+        return operators.threshold_backward.fast(grad_output, input, threshold)
+    except Exception:
+        check_arguments(
+            "threshold_backward", (("threshold", "Scalar", 3),), (threshold,)
+        )
+        raise
 
 
 def gelu_backward(
@@ -4168,7 +5358,11 @@ def gelu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "gelu_backward", "input", 2, False)
-    return operators.gelu_backward.fast(grad_output, input, approximate)
+    try:
+        return operators.gelu_backward.fast(grad_output, input, approximate)
+    except Exception:
+        check_arguments("gelu_backward", (("approximate", "str", 0),), (approximate,))
+        raise
 
 
 def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
@@ -4196,18 +5390,24 @@ def softmax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    if out is not None:  # softmax.int_out
-        return write_out(
-            "softmax",
-            out,
-            composites.softmax,
-            (
-                input,
-                dim,
-                dtype,
-            ),
-        )
-    return composites.softmax(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "softmax", "dim", 2)
+    try:
+        if out is not None:  # softmax.int_out
+            return write_out(
+                "softmax",
+                out,
+                composites.softmax,
+                (
+                    input,
+                    dim,
+                    dtype,
+                ),
+            )
+        return composites.softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def _softmax(
@@ -4216,18 +5416,30 @@ def _softmax(
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_softmax", "input", 1, False)
-    if out is not None:  # _softmax.out
-        return write_out(
+    if type(dim) is not int:
+        dim = int_argument(dim, "_softmax", "dim", 2)
+    if type(half_to_float) is not bool:
+        bool_argument(half_to_float, "_softmax", "half_to_float", 3)
+    try:
+        if out is not None:  # _softmax.out
+            return write_out(
+                "_softmax",
+                out,
+                operators._softmax.call,
+                (
+                    input,
+                    dim,
+                    half_to_float,
+                ),
+            )
+        return operators._softmax.fast(input, dim, half_to_float)
+    except Exception:
+        check_arguments(
             "_softmax",
-            out,
-            operators._softmax.call,
-            (
-                input,
-                dim,
-                half_to_float,
-            ),
+            (("dim", "int", 2), ("half_to_float", "bool", 3)),
+            (dim, half_to_float),
         )
-    return operators._softmax.fast(input, dim, half_to_float)
+        raise
 
 
 def _softmax_backward_data(
@@ -4241,7 +5453,15 @@ def _softmax_backward_data(
     if type(output) is not Tensor:
         output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
-    return operators._softmax_backward_data.fast(grad_output, output, dim, input_dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "_softmax_backward_data", "dim", 3)
+    try:
+        return operators._softmax_backward_data.fast(
+            grad_output, output, dim, input_dtype
+        )
+    except Exception:
+        check_arguments("_softmax_backward_data", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def log_softmax(
@@ -4251,18 +5471,24 @@ def log_softmax(
     if type(input) is not Tensor:
         input = tensor_argument(input, "log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    if out is not None:  # log_softmax.int_out
-        return write_out(
-            "log_softmax",
-            out,
-            composites.log_softmax,
-            (
-                input,
-                dim,
-                dtype,
-            ),
-        )
-    return composites.log_softmax(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "log_softmax", "dim", 2)
+    try:
+        if out is not None:  # log_softmax.int_out
+            return write_out(
+                "log_softmax",
+                out,
+                composites.log_softmax,
+                (
+                    input,
+                    dim,
+                    dtype,
+                ),
+            )
+        return composites.log_softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("log_softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def _log_softmax(
@@ -4271,18 +5497,30 @@ def _log_softmax(
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "_log_softmax", "input", 1, False)
-    if out is not None:  # _log_softmax.out
-        return write_out(
+    if type(dim) is not int:
+        dim = int_argument(dim, "_log_softmax", "dim", 2)
+    if type(half_to_float) is not bool:
+        bool_argument(half_to_float, "_log_softmax", "half_to_float", 3)
+    try:
+        if out is not None:  # _log_softmax.out
+            return write_out(
+                "_log_softmax",
+                out,
+                operators._log_softmax.call,
+                (
+                    input,
+                    dim,
+                    half_to_float,
+                ),
+            )
+        return operators._log_softmax.fast(input, dim, half_to_float)
+    except Exception:
+        check_arguments(
             "_log_softmax",
-            out,
-            operators._log_softmax.call,
-            (
-                input,
-                dim,
-                half_to_float,
-            ),
+            (("dim", "int", 2), ("half_to_float", "bool", 3)),
+            (dim, half_to_float),
         )
-    return operators._log_softmax.fast(input, dim, half_to_float)
+        raise
 
 
 def _log_softmax_backward_data(
@@ -4303,21 +5541,27 @@ def _log_softmax_backward_data(
             output, "_log_softmax_backward_data", "output", 2, True
         )
     input_dtype = dtype_argument(input_dtype)
-    if out is not None:  # _log_softmax_backward_data.out
-        return write_out(
-            "_log_softmax_backward_data",
-            out,
-            operators._log_softmax_backward_data.call,
-            (
-                grad_output,
-                output,
-                dim,
-                input_dtype,
-            ),
+    if type(dim) is not int:
+        dim = int_argument(dim, "_log_softmax_backward_data", "dim", 3)
+    try:
+        if out is not None:  # _log_softmax_backward_data.out
+            return write_out(
+                "_log_softmax_backward_data",
+                out,
+                operators._log_softmax_backward_data.call,
+                (
+                    grad_output,
+                    output,
+                    dim,
+                    input_dtype,
+                ),
+            )
+        return operators._log_softmax_backward_data.fast(
+            grad_output, output, dim, input_dtype
         )
-    return operators._log_softmax_backward_data.fast(
-        grad_output, output, dim, input_dtype
-    )
+    except Exception:
+        check_arguments("_log_softmax_backward_data", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def leaky_relu(
@@ -4326,17 +5570,25 @@ def leaky_relu(
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu", "input", 1, False)
-    if out is not None:  # leaky_relu.out
-        return write_out(
-            "leaky_relu",
-            out,
-            operators.leaky_relu.call,
-            (
-                input,
-                negative_slope,
-            ),
+    if negative_slope is None:
+        check_arguments("leaky_relu", (("negative_slope", "Scalar", 2),), (None,))
+    try:
+        if out is not None:  # leaky_relu.out
+            return write_out(
+                "leaky_relu",
+                out,
+                operators.leaky_relu.call,
+                (
+                    input,
+                    negative_slope,
+                ),
+            )
+        return operators.leaky_relu.fast(input, negative_slope)
+    except Exception:
+        check_arguments(
+            "leaky_relu", (("negative_slope", "Scalar", 2),), (negative_slope,)
         )
-    return operators.leaky_relu.fast(input, negative_slope)
+        raise
 
 
 def leaky_relu_backward(
@@ -4352,16 +5604,38 @@ def leaky_relu_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
-    return operators.leaky_relu_backward.fast(
-        grad_output, input, negative_slope, self_is_result
-    )
+    if negative_slope is None:
+        check_arguments(
+            "leaky_relu_backward", (("negative_slope", "Scalar", 3),), (None,)
+        )
+    if type(self_is_result) is not bool:
+        bool_argument(self_is_result, "leaky_relu_backward", "self_is_result", 4)
+    try:
+        return operators.leaky_relu_backward.fast(
+            grad_output, input, negative_slope, self_is_result
+        )
+    except Exception:
+        check_arguments(
+            "leaky_relu_backward",
+            (("negative_slope", "Scalar", 3), ("self_is_result", "bool", 4)),
+            (negative_slope, self_is_result),
+        )
+        raise
 
 
 def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
     """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_", "input", 1, False)
-    return operators.leaky_relu_.fast(input, negative_slope)
+    if negative_slope is None:
+        check_arguments("leaky_relu_", (("negative_slope", "Scalar", 2),), (None,))
+    try:
+        return operators.leaky_relu_.fast(input, negative_slope)
+    except Exception:
+        check_arguments(
+            "leaky_relu_", (("negative_slope", "Scalar", 2),), (negative_slope,)
+        )
+        raise
 
 
 def elu(
@@ -4375,19 +5649,37 @@ def elu(
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "elu", "input", 1, False)
-    if out is not None:  # elu.out
-        return write_out(
+    if alpha is None:
+        check_arguments("elu", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu", (("input_scale", "Scalar", 4),), (None,))
+    try:
+        if out is not None:  # elu.out
+            return write_out(
+                "elu",
+                out,
+                operators.elu.call,
+                (
+                    input,
+                    alpha,
+                    scale,
+                    input_scale,
+                ),
+            )
+        return operators.elu.fast(input, alpha, scale, input_scale)
+    except Exception:
+        check_arguments(
             "elu",
-            out,
-            operators.elu.call,
             (
-                input,
-                alpha,
-                scale,
-                input_scale,
+                ("alpha", "Scalar", 2),
+                ("scale", "Scalar", 3),
+                ("input_scale", "Scalar", 4),
             ),
+            (alpha, scale, input_scale),
         )
-    return operators.elu.fast(input, alpha, scale, input_scale)
+        raise
 
 
 def elu_backward(
@@ -4407,9 +5699,30 @@ def elu_backward(
         self_or_result = tensor_argument(
             self_or_result, "elu_backward", "self_or_result", 6, True
         )
-    return operators.elu_backward.fast(
-        grad_output, alpha, scale, input_scale, is_result, self_or_result
-    )
+    if alpha is None:
+        check_arguments("elu_backward", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu_backward", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu_backward", (("input_scale", "Scalar", 4),), (None,))
+    if type(is_result) is not bool:
+        bool_argument(is_result, "elu_backward", "is_result", 5)
+    try:
+        return operators.elu_backward.fast(
+            grad_output, alpha, scale, input_scale, is_result, self_or_result
+        )
+    except Exception:
+        check_arguments(
+            "elu_backward",
+            (
+                ("alpha", "Scalar", 2),
+                ("scale", "Scalar", 3),
+                ("input_scale", "Scalar", 4),
+                ("is_result", "bool", 5),
+            ),
+            (alpha, scale, input_scale, is_result),
+        )
+        raise
 
 
 def elu_(
@@ -4418,7 +5731,25 @@ def elu_(
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "elu_", "input", 1, False)
-    return operators.elu_.fast(input, alpha, scale, input_scale)
+    if alpha is None:
+        check_arguments("elu_", (("alpha", "Scalar", 2),), (None,))
+    if scale is None:
+        check_arguments("elu_", (("scale", "Scalar", 3),), (None,))
+    if input_scale is None:
+        check_arguments("elu_", (("input_scale", "Scalar", 4),), (None,))
+    try:
+        return operators.elu_.fast(input, alpha, scale, input_scale)
+    except Exception:
+        check_arguments(
+            "elu_",
+            (
+                ("alpha", "Scalar", 2),
+                ("scale", "Scalar", 3),
+                ("input_scale", "Scalar", 4),
+            ),
+            (alpha, scale, input_scale),
+        )
+        raise
 
 
 def softplus(
@@ -4431,18 +5762,30 @@ def softplus(
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus", "input", 1, False)
-    if out is not None:  # softplus.out
-        return write_out(
+    if beta is None:
+        check_arguments("softplus", (("beta", "Scalar", 2),), (None,))
+    if threshold is None:
+        check_arguments("softplus", (("threshold", "Scalar", 3),), (None,))
+    try:
+        if out is not None:  # softplus.out
+            return write_out(
+                "softplus",
+                out,
+                operators.softplus.call,
+                (
+                    input,
+                    beta,
+                    threshold,
+                ),
+            )
+        return operators.softplus.fast(input, beta, threshold)
+    except Exception:
+        check_arguments(
             "softplus",
-            out,
-            operators.softplus.call,
-            (
-                input,
-                beta,
-                threshold,
-            ),
+            (("beta", "Scalar", 2), ("threshold", "Scalar", 3)),
+            (beta, threshold),
         )
-    return operators.softplus.fast(input, beta, threshold)
+        raise
 
 
 def softplus_backward(
@@ -4455,7 +5798,19 @@ def softplus_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus_backward", "input", 2, False)
-    return operators.softplus_backward.fast(grad_output, input, beta, threshold)
+    if beta is None:
+        check_arguments("softplus_backward", (("beta", "Scalar", 3),), (None,))
+    if threshold is None:
+        check_arguments("softplus_backward", (("threshold", "Scalar", 4),), (None,))
+    try:
+        return operators.softplus_backward.fast(grad_output, input, beta, threshold)
+    except Exception:
+        check_arguments(
+            "softplus_backward",
+            (("beta", "Scalar", 3), ("threshold", "Scalar", 4)),
+            (beta, threshold),
+        )
+        raise
 
 
 def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4505,18 +5860,30 @@ def hardtanh(
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh", "input", 1, False)
-    if out is not None:  # hardtanh.out
-        return write_out(
+    if min_val is None:
+        check_arguments("hardtanh", (("min_val", "Scalar", 2),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh", (("max_val", "Scalar", 3),), (None,))
+    try:
+        if out is not None:  # hardtanh.out
+            return write_out(
+                "hardtanh",
+                out,
+                operators.hardtanh.call,
+                (
+                    input,
+                    min_val,
+                    max_val,
+                ),
+            )
+        return operators.hardtanh.fast(input, min_val, max_val)
+    except Exception:
+        check_arguments(
             "hardtanh",
-            out,
-            operators.hardtanh.call,
-            (
-                input,
-                min_val,
-                max_val,
-            ),
+            (("min_val", "Scalar", 2), ("max_val", "Scalar", 3)),
+            (min_val, max_val),
         )
-    return operators.hardtanh.fast(input, min_val, max_val)
+        raise
 
 
 def hardtanh_backward(
@@ -4529,14 +5896,38 @@ def hardtanh_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
-    return operators.hardtanh_backward.fast(grad_output, input, min_val, max_val)
+    if min_val is None:
+        check_arguments("hardtanh_backward", (("min_val", "Scalar", 3),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh_backward", (("max_val", "Scalar", 4),), (None,))
+    try:
+        return operators.hardtanh_backward.fast(grad_output, input, min_val, max_val)
+    except Exception:
+        check_arguments(
+            "hardtanh_backward",
+            (("min_val", "Scalar", 3), ("max_val", "Scalar", 4)),
+            (min_val, max_val),
+        )
+        raise
 
 
 def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_", "input", 1, False)
-    return operators.hardtanh_.fast(input, min_val, max_val)
+    if min_val is None:
+        check_arguments("hardtanh_", (("min_val", "Scalar", 2),), (None,))
+    if max_val is None:
+        check_arguments("hardtanh_", (("max_val", "Scalar", 3),), (None,))
+    try:
+        return operators.hardtanh_.fast(input, min_val, max_val)
+    except Exception:
+        check_arguments(
+            "hardtanh_",
+            (("min_val", "Scalar", 2), ("max_val", "Scalar", 3)),
+            (min_val, max_val),
+        )
+        raise
 
 
 def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4570,31 +5961,53 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "dropout", "input", 1, False)
-    return composites.dropout(input, p, train)
+    if p is None:
+        check_arguments("dropout", (("p", "float", 2),), (None,))
+    if type(train) is not bool:
+        bool_argument(train, "dropout", "train", 3)
+    try:
+        return composites.dropout(input, p, train)
+    except Exception:
+        check_arguments(
+            "dropout", (("p", "float", 2), ("train", "bool", 3)), (p, train)
+        )
+        raise
 
 
 def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
     """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "celu", "input", 1, False)
-    return operators.celu.fast(input, alpha)
+    if alpha is None:
+        check_arguments("celu", (("alpha", "Scalar", 2),), (None,))
+    try:
+        return operators.celu.fast(input, alpha)
+    except Exception:
+        check_arguments("celu", (("alpha", "Scalar", 2),), (alpha,))
+        raise
 
 
 def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
     """``glu(Tensor self, int dim=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu", "input", 1, False)
-    if out is not None:  # glu.out
-        return write_out(
-            "glu",
-            out,
-            operators.glu.call,
-            (
-                input,
-                dim,
-            ),
-        )
-    return operators.glu.fast(input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "glu", "dim", 2)
+    try:
+        if out is not None:  # glu.out
+            return write_out(
+                "glu",
+                out,
+                operators.glu.call,
+                (
+                    input,
+                    dim,
+                ),
+            )
+        return operators.glu.fast(input, dim)
+    except Exception:
+        check_arguments("glu", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
@@ -4605,7 +6018,13 @@ def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tenso
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu_backward", "input", 2, False)
-    return operators.glu_backward.fast(grad_output, input, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "glu_backward", "dim", 3)
+    try:
+        return operators.glu_backward.fast(grad_output, input, dim)
+    except Exception:
+        check_arguments("glu_backward", (("dim", "int", 3),), (dim,))
+        raise
 
 
 def hardshrink(
@@ -4614,17 +6033,23 @@ def hardshrink(
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink", "input", 1, False)
-    if out is not None:  # hardshrink.out
-        return write_out(
-            "hardshrink",
-            out,
-            operators.hardshrink.call,
-            (
-                input,
-                lambd,
-            ),
-        )
-    return operators.hardshrink.fast(input, lambd)
+    if lambd is None:
+        check_arguments("hardshrink", (("lambd", "Scalar", 2),), (None,))
+    try:
+        if out is not None:  # hardshrink.out
+            return write_out(
+                "hardshrink",
+                out,
+                operators.hardshrink.call,
+                (
+                    input,
+                    lambd,
+                ),
+            )
+        return operators.hardshrink.fast(input, lambd)
+    except Exception:
+        check_arguments("hardshrink", (("lambd", "Scalar", 2),), (lambd,))
+        raise
 
 
 def hardshrink_backward(
@@ -4635,7 +6060,13 @@ def hardshrink_backward(
         grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
-    return operators.hardshrink_backward.fast(grad_out, input, lambd)
+    if lambd is None:
+        check_arguments("hardshrink_backward", (("lambd", "Scalar", 3),), (None,))
+    try:
+        return operators.hardshrink_backward.fast(grad_out, input, lambd)
+    except Exception:
+        check_arguments("hardshrink_backward", (("lambd", "Scalar", 3),), (lambd,))
+        raise
 
 
 def softshrink(
@@ -4644,17 +6075,23 @@ def softshrink(
     """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink", "input", 1, False)
-    if out is not None:  # softshrink.out
-        return write_out(
-            "softshrink",
-            out,
-            operators.softshrink.call,
-            (
-                input,
-                lambd,
-            ),
-        )
-    return operators.softshrink.fast(input, lambd)
+    if lambd is None:
+        check_arguments("softshrink", (("lambd", "Scalar", 2),), (None,))
+    try:
+        if out is not None:  # softshrink.out
+            return write_out(
+                "softshrink",
+                out,
+                operators.softshrink.call,
+                (
+                    input,
+                    lambd,
+                ),
+            )
+        return operators.softshrink.fast(input, lambd)
+    except Exception:
+        check_arguments("softshrink", (("lambd", "Scalar", 2),), (lambd,))
+        raise
 
 
 def softshrink_backward(
@@ -4667,7 +6104,13 @@ def softshrink_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink_backward", "input", 2, False)
-    return operators.softshrink_backward.fast(grad_output, input, lambd)
+    if lambd is None:
+        check_arguments("softshrink_backward", (("lambd", "Scalar", 3),), (None,))
+    try:
+        return operators.softshrink_backward.fast(grad_output, input, lambd)
+    except Exception:
+        check_arguments("softshrink_backward", (("lambd", "Scalar", 3),), (lambd,))
+        raise
 
 
 def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -4716,18 +6159,30 @@ def threshold(
     """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold", "input", 1, False)
-    if out is not None:  # threshold.out
-        return write_out(
+    if threshold is None:
+        check_arguments("threshold", (("threshold", "Scalar", 2),), (None,))
+    if value is None:
+        check_arguments("threshold", (("value", "Scalar", 3),), (None,))
+    try:
+        if out is not None:  # threshold.out
+            return write_out(
+                "threshold",
+                out,
+                operators.threshold.call,
+                (
+                    input,
+                    threshold,
+                    value,
+                ),
+            )
+        return operators.threshold.fast(input, threshold, value)
+    except Exception:
+        check_arguments(
             "threshold",
-            out,
-            operators.threshold.call,
-            (
-                input,
-                threshold,
-                value,
-            ),
+            (("threshold", "Scalar", 2), ("value", "Scalar", 3)),
+            (threshold, value),
         )
-    return operators.threshold.fast(input, threshold, value)
+        raise
 
 
 def rrelu_with_noise(
@@ -4743,9 +6198,23 @@ def rrelu_with_noise(
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
-    return operators.rrelu_with_noise.fast(
-        input, noise, lower, upper, training, generator
-    )
+    if lower is None:
+        check_arguments("rrelu_with_noise", (("lower", "Scalar", 3),), (None,))
+    if upper is None:
+        check_arguments("rrelu_with_noise", (("upper", "Scalar", 4),), (None,))
+    if type(training) is not bool:
+        bool_argument(training, "rrelu_with_noise", "training", 5)
+    try:
+        return operators.rrelu_with_noise.fast(
+            input, noise, lower, upper, training, generator
+        )
+    except Exception:
+        check_arguments(
+            "rrelu_with_noise",
+            (("lower", "Scalar", 3), ("upper", "Scalar", 4), ("training", "bool", 5)),
+            (lower, upper, training),
+        )
+        raise
 
 
 def rrelu_with_noise_backward(
@@ -4766,9 +6235,30 @@ def rrelu_with_noise_backward(
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
     if type(noise) is not Tensor:
         noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
-    return operators.rrelu_with_noise_backward.fast(
-        grad_output, input, noise, lower, upper, training, self_is_result
-    )
+    if lower is None:
+        check_arguments("rrelu_with_noise_backward", (("lower", "Scalar", 4),), (None,))
+    if upper is None:
+        check_arguments("rrelu_with_noise_backward", (("upper", "Scalar", 5),), (None,))
+    if type(training) is not bool:
+        bool_argument(training, "rrelu_with_noise_backward", "training", 6)
+    if type(self_is_result) is not bool:
+        bool_argument(self_is_result, "rrelu_with_noise_backward", "self_is_result", 7)
+    try:
+        return operators.rrelu_with_noise_backward.fast(
+            grad_output, input, noise, lower, upper, training, self_is_result
+        )
+    except Exception:
+        check_arguments(
+            "rrelu_with_noise_backward",
+            (
+                ("lower", "Scalar", 4),
+                ("upper", "Scalar", 5),
+                ("training", "bool", 6),
+                ("self_is_result", "bool", 7),
+            ),
+            (lower, upper, training, self_is_result),
+        )
+        raise
 
 
 def prelu(input: Tensor, weight: Tensor | Number) -> Tensor:
@@ -4808,7 +6298,17 @@ def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tens
     """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_dropout", "input", 1, False)
-    return operators.native_dropout.fast(input, p, train)
+    if p is None:
+        check_arguments("native_dropout", (("p", "float", 2),), (None,))
+    if type(train) is not bool and train is not None:
+        bool_argument(train, "native_dropout", "train", 3)
+    try:
+        return operators.native_dropout.fast(input, p, train)
+    except Exception:
+        check_arguments(
+            "native_dropout", (("p", "float", 2), ("train", "bool?", 3)), (p, train)
+        )
+        raise
 
 
 def native_dropout_backward(
@@ -4821,7 +6321,13 @@ def native_dropout_backward(
         )
     if type(mask) is not Tensor:
         mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
-    return operators.native_dropout_backward.fast(grad_output, mask, scale)
+    if scale is None:
+        check_arguments("native_dropout_backward", (("scale", "float", 3),), (None,))
+    try:
+        return operators.native_dropout_backward.fast(grad_output, mask, scale)
+    except Exception:
+        check_arguments("native_dropout_backward", (("scale", "float", 3),), (scale,))
+        raise
 
 
 def mse_loss(
@@ -4836,18 +6342,24 @@ def mse_loss(
         input = tensor_argument(input, "mse_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss", "target", 2, True)
-    if out is not None:  # mse_loss.out
-        return write_out(
-            "mse_loss",
-            out,
-            operators.mse_loss.call,
-            (
-                input,
-                target,
-                reduction,
-            ),
-        )
-    return operators.mse_loss.fast(input, target, reduction)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "mse_loss", "reduction", 3)
+    try:
+        if out is not None:  # mse_loss.out
+            return write_out(
+                "mse_loss",
+                out,
+                operators.mse_loss.call,
+                (
+                    input,
+                    target,
+                    reduction,
+                ),
+            )
+        return operators.mse_loss.fast(input, target, reduction)
+    except Exception:
+        check_arguments("mse_loss", (("reduction", "int", 3),), (reduction,))
+        raise
 
 
 def mse_loss_backward(
@@ -4862,7 +6374,13 @@ def mse_loss_backward(
         input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
-    return operators.mse_loss_backward.fast(grad_output, input, target, reduction)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "mse_loss_backward", "reduction", 4)
+    try:
+        return operators.mse_loss_backward.fast(grad_output, input, target, reduction)
+    except Exception:
+        check_arguments("mse_loss_backward", (("reduction", "int", 4),), (reduction,))
+        raise
 
 
 def nll_loss_nd(
@@ -4882,7 +6400,19 @@ def nll_loss_nd(
         if weight is None
         else tensor_argument(weight, "nll_loss_nd", "weight", 3, True)
     )
-    return composites.nll_loss_nd(input, target, weight, reduction, ignore_index)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_nd", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss_nd", "ignore_index", 5)
+    try:
+        return composites.nll_loss_nd(input, target, weight, reduction, ignore_index)
+    except Exception:
+        check_arguments(
+            "nll_loss_nd",
+            (("reduction", "int", 4), ("ignore_index", "int", 5)),
+            (reduction, ignore_index),
+        )
+        raise
 
 
 def nll_loss(
@@ -4904,20 +6434,32 @@ def nll_loss(
         if weight is None
         else tensor_argument(weight, "nll_loss", "weight", 3, True)
     )
-    if out is not None:  # nll_loss.out
-        return write_out(
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss", "ignore_index", 5)
+    try:
+        if out is not None:  # nll_loss.out
+            return write_out(
+                "nll_loss",
+                out,
+                composites.nll_loss,
+                (
+                    input,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                ),
+            )
+        return composites.nll_loss(input, target, weight, reduction, ignore_index)
+    except Exception:
+        check_arguments(
             "nll_loss",
-            out,
-            composites.nll_loss,
-            (
-                input,
-                target,
-                weight,
-                reduction,
-                ignore_index,
-            ),
+            (("reduction", "int", 4), ("ignore_index", "int", 5)),
+            (reduction, ignore_index),
         )
-    return composites.nll_loss(input, target, weight, reduction, ignore_index)
+        raise
 
 
 def nll_loss_forward(
@@ -4939,22 +6481,34 @@ def nll_loss_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
     )
-    if out is not None:  # nll_loss_forward.output
-        return write_out(
-            "nll_loss_forward",
-            out,
-            operators.nll_loss_forward.call,
-            (
-                input,
-                target,
-                weight,
-                reduction,
-                ignore_index,
-            ),
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_forward", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss_forward", "ignore_index", 5)
+    try:
+        if out is not None:  # nll_loss_forward.output
+            return write_out(
+                "nll_loss_forward",
+                out,
+                operators.nll_loss_forward.call,
+                (
+                    input,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                ),
+            )
+        return operators.nll_loss_forward.fast(
+            input, target, weight, reduction, ignore_index
         )
-    return operators.nll_loss_forward.fast(
-        input, target, weight, reduction, ignore_index
-    )
+    except Exception:
+        check_arguments(
+            "nll_loss_forward",
+            (("reduction", "int", 4), ("ignore_index", "int", 5)),
+            (reduction, ignore_index),
+        )
+        raise
 
 
 def nll_loss_backward(
@@ -4984,9 +6538,23 @@ def nll_loss_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss_backward", "total_weight", 7, True
         )
-    return operators.nll_loss_backward.fast(
-        grad_output, input, target, weight, reduction, ignore_index, total_weight
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss_backward", "reduction", 5)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss_backward", "ignore_index", 6
+        )
+    try:
+        return operators.nll_loss_backward.fast(
+            grad_output, input, target, weight, reduction, ignore_index, total_weight
+        )
+    except Exception:
+        check_arguments(
+            "nll_loss_backward",
+            (("reduction", "int", 5), ("ignore_index", "int", 6)),
+            (reduction, ignore_index),
+        )
+        raise
 
 
 def nll_loss2d(
@@ -5008,20 +6576,32 @@ def nll_loss2d(
         if weight is None
         else tensor_argument(weight, "nll_loss2d", "weight", 3, True)
     )
-    if out is not None:  # nll_loss2d.out
-        return write_out(
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(ignore_index, "nll_loss2d", "ignore_index", 5)
+    try:
+        if out is not None:  # nll_loss2d.out
+            return write_out(
+                "nll_loss2d",
+                out,
+                composites.nll_loss2d,
+                (
+                    input,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                ),
+            )
+        return composites.nll_loss2d(input, target, weight, reduction, ignore_index)
+    except Exception:
+        check_arguments(
             "nll_loss2d",
-            out,
-            composites.nll_loss2d,
-            (
-                input,
-                target,
-                weight,
-                reduction,
-                ignore_index,
-            ),
+            (("reduction", "int", 4), ("ignore_index", "int", 5)),
+            (reduction, ignore_index),
         )
-    return composites.nll_loss2d(input, target, weight, reduction, ignore_index)
+        raise
 
 
 def nll_loss2d_forward(
@@ -5043,22 +6623,36 @@ def nll_loss2d_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
     )
-    if out is not None:  # nll_loss2d_forward.output
-        return write_out(
-            "nll_loss2d_forward",
-            out,
-            operators.nll_loss2d_forward.call,
-            (
-                input,
-                target,
-                weight,
-                reduction,
-                ignore_index,
-            ),
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d_forward", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss2d_forward", "ignore_index", 5
         )
-    return operators.nll_loss2d_forward.fast(
-        input, target, weight, reduction, ignore_index
-    )
+    try:
+        if out is not None:  # nll_loss2d_forward.output
+            return write_out(
+                "nll_loss2d_forward",
+                out,
+                operators.nll_loss2d_forward.call,
+                (
+                    input,
+                    target,
+                    weight,
+                    reduction,
+                    ignore_index,
+                ),
+            )
+        return operators.nll_loss2d_forward.fast(
+            input, target, weight, reduction, ignore_index
+        )
+    except Exception:
+        check_arguments(
+            "nll_loss2d_forward",
+            (("reduction", "int", 4), ("ignore_index", "int", 5)),
+            (reduction, ignore_index),
+        )
+        raise
 
 
 def nll_loss2d_backward(
@@ -5088,9 +6682,23 @@ def nll_loss2d_backward(
         total_weight = tensor_argument(
             total_weight, "nll_loss2d_backward", "total_weight", 7, True
         )
-    return operators.nll_loss2d_backward.fast(
-        grad_output, input, target, weight, reduction, ignore_index, total_weight
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "nll_loss2d_backward", "reduction", 5)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "nll_loss2d_backward", "ignore_index", 6
+        )
+    try:
+        return operators.nll_loss2d_backward.fast(
+            grad_output, input, target, weight, reduction, ignore_index, total_weight
+        )
+    except Exception:
+        check_arguments(
+            "nll_loss2d_backward",
+            (("reduction", "int", 5), ("ignore_index", "int", 6)),
+            (reduction, ignore_index),
+        )
+        raise
 
 
 def binary_cross_entropy(
@@ -5111,19 +6719,27 @@ def binary_cross_entropy(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy", "weight", 3, True)
     )
-    if out is not None:  # binary_cross_entropy.out
-        return write_out(
-            "binary_cross_entropy",
-            out,
-            operators.binary_cross_entropy.call,
-            (
-                input,
-                target,
-                weight,
-                reduction,
-            ),
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "binary_cross_entropy", "reduction", 4)
+    try:
+        if out is not None:  # binary_cross_entropy.out
+            return write_out(
+                "binary_cross_entropy",
+                out,
+                operators.binary_cross_entropy.call,
+                (
+                    input,
+                    target,
+                    weight,
+                    reduction,
+                ),
+            )
+        return operators.binary_cross_entropy.fast(input, target, weight, reduction)
+    except Exception:
+        check_arguments(
+            "binary_cross_entropy", (("reduction", "int", 4),), (reduction,)
         )
-    return operators.binary_cross_entropy.fast(input, target, weight, reduction)
+        raise
 
 
 def binary_cross_entropy_backward(
@@ -5151,9 +6767,19 @@ def binary_cross_entropy_backward(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy_backward", "weight", 4, True)
     )
-    return operators.binary_cross_entropy_backward.fast(
-        grad_output, input, target, weight, reduction
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "binary_cross_entropy_backward", "reduction", 5
+        )
+    try:
+        return operators.binary_cross_entropy_backward.fast(
+            grad_output, input, target, weight, reduction
+        )
+    except Exception:
+        check_arguments(
+            "binary_cross_entropy_backward", (("reduction", "int", 5),), (reduction,)
+        )
+        raise
 
 
 def cross_entropy_loss(
@@ -5174,9 +6800,31 @@ def cross_entropy_loss(
         if weight is None
         else tensor_argument(weight, "cross_entropy_loss", "weight", 3, True)
     )
-    return composites.cross_entropy_loss(
-        input, target, weight, reduction, ignore_index, label_smoothing
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "cross_entropy_loss", "reduction", 4)
+    if type(ignore_index) is not int:
+        ignore_index = int_argument(
+            ignore_index, "cross_entropy_loss", "ignore_index", 5
+        )
+    if label_smoothing is None:
+        check_arguments(
+            "cross_entropy_loss", (("label_smoothing", "float", 6),), (None,)
+        )
+    try:
+        return composites.cross_entropy_loss(
+            input, target, weight, reduction, ignore_index, label_smoothing
+        )
+    except Exception:
+        check_arguments(
+            "cross_entropy_loss",
+            (
+                ("reduction", "int", 4),
+                ("ignore_index", "int", 5),
+                ("label_smoothing", "float", 6),
+            ),
+            (reduction, ignore_index, label_smoothing),
+        )
+        raise
 
 
 def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
@@ -5185,7 +6833,13 @@ def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tenso
         input = tensor_argument(input, "l1_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "l1_loss", "target", 2, True)
-    return composites.l1_loss(input, target, reduction)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "l1_loss", "reduction", 3)
+    try:
+        return composites.l1_loss(input, target, reduction)
+    except Exception:
+        check_arguments("l1_loss", (("reduction", "int", 3),), (reduction,))
+        raise
 
 
 def smooth_l1_loss(
@@ -5201,19 +6855,31 @@ def smooth_l1_loss(
         input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
-    if out is not None:  # smooth_l1_loss.out
-        return write_out(
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "smooth_l1_loss", "reduction", 3)
+    if beta is None:
+        check_arguments("smooth_l1_loss", (("beta", "float", 4),), (None,))
+    try:
+        if out is not None:  # smooth_l1_loss.out
+            return write_out(
+                "smooth_l1_loss",
+                out,
+                operators.smooth_l1_loss.call,
+                (
+                    input,
+                    target,
+                    reduction,
+                    beta,
+                ),
+            )
+        return operators.smooth_l1_loss.fast(input, target, reduction, beta)
+    except Exception:
+        check_arguments(
             "smooth_l1_loss",
-            out,
-            operators.smooth_l1_loss.call,
-            (
-                input,
-                target,
-                reduction,
-                beta,
-            ),
+            (("reduction", "int", 3), ("beta", "float", 4)),
+            (reduction, beta),
         )
-    return operators.smooth_l1_loss.fast(input, target, reduction, beta)
+        raise
 
 
 def smooth_l1_loss_backward(
@@ -5232,9 +6898,21 @@ def smooth_l1_loss_backward(
         input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
-    return operators.smooth_l1_loss_backward.fast(
-        grad_output, input, target, reduction, beta
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "smooth_l1_loss_backward", "reduction", 4)
+    if beta is None:
+        check_arguments("smooth_l1_loss_backward", (("beta", "float", 5),), (None,))
+    try:
+        return operators.smooth_l1_loss_backward.fast(
+            grad_output, input, target, reduction, beta
+        )
+    except Exception:
+        check_arguments(
+            "smooth_l1_loss_backward",
+            (("reduction", "int", 4), ("beta", "float", 5)),
+            (reduction, beta),
+        )
+        raise
 
 
 def huber_loss(
@@ -5250,19 +6928,31 @@ def huber_loss(
         input = tensor_argument(input, "huber_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss", "target", 2, True)
-    if out is not None:  # huber_loss.out
-        return write_out(
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "huber_loss", "reduction", 3)
+    if delta is None:
+        check_arguments("huber_loss", (("delta", "float", 4),), (None,))
+    try:
+        if out is not None:  # huber_loss.out
+            return write_out(
+                "huber_loss",
+                out,
+                operators.huber_loss.call,
+                (
+                    input,
+                    target,
+                    reduction,
+                    delta,
+                ),
+            )
+        return operators.huber_loss.fast(input, target, reduction, delta)
+    except Exception:
+        check_arguments(
             "huber_loss",
-            out,
-            operators.huber_loss.call,
-            (
-                input,
-                target,
-                reduction,
-                delta,
-            ),
+            (("reduction", "int", 3), ("delta", "float", 4)),
+            (reduction, delta),
         )
-    return operators.huber_loss.fast(input, target, reduction, delta)
+        raise
 
 
 def huber_loss_backward(
@@ -5281,9 +6971,21 @@ def huber_loss_backward(
         input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
-    return operators.huber_loss_backward.fast(
-        grad_output, input, target, reduction, delta
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "huber_loss_backward", "reduction", 4)
+    if delta is None:
+        check_arguments("huber_loss_backward", (("delta", "float", 5),), (None,))
+    try:
+        return operators.huber_loss_backward.fast(
+            grad_output, input, target, reduction, delta
+        )
+    except Exception:
+        check_arguments(
+            "huber_loss_backward",
+            (("reduction", "int", 4), ("delta", "float", 5)),
+            (reduction, delta),
+        )
+        raise
 
 
 def binary_cross_entropy_with_logits(
@@ -5316,9 +7018,19 @@ def binary_cross_entropy_with_logits(
             pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4, True
         )
     )
-    return operators.binary_cross_entropy_with_logits.fast(
-        input, target, weight, pos_weight, reduction
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "binary_cross_entropy_with_logits", "reduction", 5
+        )
+    try:
+        return operators.binary_cross_entropy_with_logits.fast(
+            input, target, weight, pos_weight, reduction
+        )
+    except Exception:
+        check_arguments(
+            "binary_cross_entropy_with_logits", (("reduction", "int", 5),), (reduction,)
+        )
+        raise
 
 
 def kl_div(
@@ -5333,7 +7045,19 @@ def kl_div(
         input = tensor_argument(input, "kl_div", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "kl_div", "target", 2, True)
-    return composites.kl_div(input, target, reduction, log_target)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "kl_div", "reduction", 3)
+    if type(log_target) is not bool:
+        bool_argument(log_target, "kl_div", "log_target", 0)
+    try:
+        return composites.kl_div(input, target, reduction, log_target)
+    except Exception:
+        check_arguments(
+            "kl_div",
+            (("reduction", "int", 3), ("log_target", "bool", 0)),
+            (reduction, log_target),
+        )
+        raise
 
 
 def soft_margin_loss(
@@ -5348,18 +7072,24 @@ def soft_margin_loss(
         input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
-    if out is not None:  # soft_margin_loss.out
-        return write_out(
-            "soft_margin_loss",
-            out,
-            operators.soft_margin_loss.call,
-            (
-                input,
-                target,
-                reduction,
-            ),
-        )
-    return operators.soft_margin_loss.fast(input, target, reduction)
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "soft_margin_loss", "reduction", 3)
+    try:
+        if out is not None:  # soft_margin_loss.out
+            return write_out(
+                "soft_margin_loss",
+                out,
+                operators.soft_margin_loss.call,
+                (
+                    input,
+                    target,
+                    reduction,
+                ),
+            )
+        return operators.soft_margin_loss.fast(input, target, reduction)
+    except Exception:
+        check_arguments("soft_margin_loss", (("reduction", "int", 3),), (reduction,))
+        raise
 
 
 def soft_margin_loss_backward(
@@ -5374,9 +7104,17 @@ def soft_margin_loss_backward(
         input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
-    return operators.soft_margin_loss_backward.fast(
-        grad_output, input, target, reduction
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "soft_margin_loss_backward", "reduction", 4)
+    try:
+        return operators.soft_margin_loss_backward.fast(
+            grad_output, input, target, reduction
+        )
+    except Exception:
+        check_arguments(
+            "soft_margin_loss_backward", (("reduction", "int", 4),), (reduction,)
+        )
+        raise
 
 
 def multi_margin_loss(
@@ -5399,21 +7137,37 @@ def multi_margin_loss(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss", "weight", 5, True)
     )
-    if out is not None:  # multi_margin_loss.out
-        return write_out(
-            "multi_margin_loss",
-            out,
-            operators.multi_margin_loss.call,
-            (
-                input,
-                target,
-                p,
-                margin,
-                weight,
-                reduction,
-            ),
+    if p is None:
+        check_arguments("multi_margin_loss", (("p", "Scalar", 3),), (None,))
+    if margin is None:
+        check_arguments("multi_margin_loss", (("margin", "Scalar", 4),), (None,))
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "multi_margin_loss", "reduction", 6)
+    try:
+        if out is not None:  # multi_margin_loss.out
+            return write_out(
+                "multi_margin_loss",
+                out,
+                operators.multi_margin_loss.call,
+                (
+                    input,
+                    target,
+                    p,
+                    margin,
+                    weight,
+                    reduction,
+                ),
+            )
+        return operators.multi_margin_loss.fast(
+            input, target, p, margin, weight, reduction
         )
-    return operators.multi_margin_loss.fast(input, target, p, margin, weight, reduction)
+    except Exception:
+        check_arguments(
+            "multi_margin_loss",
+            (("p", "Scalar", 3), ("margin", "Scalar", 4), ("reduction", "int", 6)),
+            (p, margin, reduction),
+        )
+        raise
 
 
 def multi_margin_loss_backward(
@@ -5441,9 +7195,27 @@ def multi_margin_loss_backward(
         if weight is None
         else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
     )
-    return operators.multi_margin_loss_backward.fast(
-        grad_output, input, target, p, margin, weight, reduction
-    )
+    if p is None:
+        check_arguments("multi_margin_loss_backward", (("p", "Scalar", 4),), (None,))
+    if margin is None:
+        check_arguments(
+            "multi_margin_loss_backward", (("margin", "Scalar", 5),), (None,)
+        )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multi_margin_loss_backward", "reduction", 7
+        )
+    try:
+        return operators.multi_margin_loss_backward.fast(
+            grad_output, input, target, p, margin, weight, reduction
+        )
+    except Exception:
+        check_arguments(
+            "multi_margin_loss_backward",
+            (("p", "Scalar", 4), ("margin", "Scalar", 5), ("reduction", "int", 7)),
+            (p, margin, reduction),
+        )
+        raise
 
 
 def multilabel_margin_loss(
@@ -5458,18 +7230,26 @@ def multilabel_margin_loss(
         input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
         target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
-    if out is not None:  # multilabel_margin_loss.out
-        return write_out(
-            "multilabel_margin_loss",
-            out,
-            composites.multilabel_margin_loss,
-            (
-                input,
-                target,
-                reduction,
-            ),
+    if type(reduction) is not int:
+        reduction = int_argument(reduction, "multilabel_margin_loss", "reduction", 3)
+    try:
+        if out is not None:  # multilabel_margin_loss.out
+            return write_out(
+                "multilabel_margin_loss",
+                out,
+                composites.multilabel_margin_loss,
+                (
+                    input,
+                    target,
+                    reduction,
+                ),
+            )
+        return composites.multilabel_margin_loss(input, target, reduction)
+    except Exception:
+        check_arguments(
+            "multilabel_margin_loss", (("reduction", "int", 3),), (reduction,)
         )
-    return composites.multilabel_margin_loss(input, target, reduction)
+        raise
 
 
 def multilabel_margin_loss_forward(
@@ -5488,18 +7268,28 @@ def multilabel_margin_loss_forward(
         target = tensor_argument(
             target, "multilabel_margin_loss_forward", "target", 2, True
         )
-    if out is not None:  # multilabel_margin_loss_forward.output
-        return write_out(
-            "multilabel_margin_loss_forward",
-            out,
-            operators.multilabel_margin_loss_forward.call,
-            (
-                input,
-                target,
-                reduction,
-            ),
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multilabel_margin_loss_forward", "reduction", 3
         )
-    return operators.multilabel_margin_loss_forward.fast(input, target, reduction)
+    try:
+        if out is not None:  # multilabel_margin_loss_forward.output
+            return write_out(
+                "multilabel_margin_loss_forward",
+                out,
+                operators.multilabel_margin_loss_forward.call,
+                (
+                    input,
+                    target,
+                    reduction,
+                ),
+            )
+        return operators.multilabel_margin_loss_forward.fast(input, target, reduction)
+    except Exception:
+        check_arguments(
+            "multilabel_margin_loss_forward", (("reduction", "int", 3),), (reduction,)
+        )
+        raise
 
 
 def multilabel_margin_loss_backward(
@@ -5526,9 +7316,19 @@ def multilabel_margin_loss_backward(
         is_target = tensor_argument(
             is_target, "multilabel_margin_loss_backward", "is_target", 5, True
         )
-    return operators.multilabel_margin_loss_backward.fast(
-        grad_output, input, target, reduction, is_target
-    )
+    if type(reduction) is not int:
+        reduction = int_argument(
+            reduction, "multilabel_margin_loss_backward", "reduction", 4
+        )
+    try:
+        return operators.multilabel_margin_loss_backward.fast(
+            grad_output, input, target, reduction, is_target
+        )
+    except Exception:
+        check_arguments(
+            "multilabel_margin_loss_backward", (("reduction", "int", 4),), (reduction,)
+        )
+        raise
 
 
 def batch_norm(
@@ -5563,17 +7363,38 @@ def batch_norm(
         if running_var is None
         else tensor_argument(running_var, "batch_norm", "running_var", 5, True)
     )
-    return composites.batch_norm(
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        training,
-        momentum,
-        eps,
-        cudnn_enabled,
-    )
+    if type(training) is not bool:
+        bool_argument(training, "batch_norm", "training", 6)
+    if momentum is None:
+        check_arguments("batch_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("batch_norm", (("eps", "float", 8),), (None,))
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "batch_norm", "cudnn_enabled", 9)
+    try:
+        return composites.batch_norm(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            training,
+            momentum,
+            eps,
+            cudnn_enabled,
+        )
+    except Exception:
+        check_arguments(
+            "batch_norm",
+            (
+                ("training", "bool", 6),
+                ("momentum", "float", 7),
+                ("eps", "float", 8),
+                ("cudnn_enabled", "bool", 9),
+            ),
+            (training, momentum, eps, cudnn_enabled),
+        )
+        raise
 
 
 def native_batch_norm(
@@ -5611,25 +7432,39 @@ def native_batch_norm(
         if running_var is None
         else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
     )
-    if out is not None:  # native_batch_norm.out
-        return write_out(
-            "native_batch_norm",
-            out,
-            operators.native_batch_norm.call,
-            (
-                input,
-                weight,
-                bias,
-                running_mean,
-                running_var,
-                training,
-                momentum,
-                eps,
-            ),
+    if type(training) is not bool:
+        bool_argument(training, "native_batch_norm", "training", 6)
+    if momentum is None:
+        check_arguments("native_batch_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("native_batch_norm", (("eps", "float", 8),), (None,))
+    try:
+        if out is not None:  # native_batch_norm.out
+            return write_out(
+                "native_batch_norm",
+                out,
+                operators.native_batch_norm.call,
+                (
+                    input,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                ),
+            )
+        return operators.native_batch_norm.fast(
+            input, weight, bias, running_mean, running_var, training, momentum, eps
         )
-    return operators.native_batch_norm.fast(
-        input, weight, bias, running_mean, running_var, training, momentum, eps
-    )
+    except Exception:
+        check_arguments(
+            "native_batch_norm",
+            (("training", "bool", 6), ("momentum", "float", 7), ("eps", "float", 8)),
+            (training, momentum, eps),
+        )
+        raise
 
 
 def native_batch_norm_backward(
@@ -5684,18 +7519,30 @@ def native_batch_norm_backward(
             save_invstd, "native_batch_norm_backward", "save_invstd", 7, True
         )
     )
-    return operators.native_batch_norm_backward.fast(
-        grad_out,
-        input,
-        weight,
-        running_mean,
-        running_var,
-        save_mean,
-        save_invstd,
-        train,
-        eps,
-        output_mask,
-    )
+    if type(train) is not bool:
+        bool_argument(train, "native_batch_norm_backward", "train", 8)
+    if eps is None:
+        check_arguments("native_batch_norm_backward", (("eps", "float", 9),), (None,))
+    try:
+        return operators.native_batch_norm_backward.fast(
+            grad_out,
+            input,
+            weight,
+            running_mean,
+            running_var,
+            save_mean,
+            save_invstd,
+            train,
+            eps,
+            output_mask,
+        )
+    except Exception:
+        check_arguments(
+            "native_batch_norm_backward",
+            (("train", "bool", 8), ("eps", "float", 9)),
+            (train, eps),
+        )
+        raise
 
 
 def instance_norm(
@@ -5732,17 +7579,38 @@ def instance_norm(
         if running_var is None
         else tensor_argument(running_var, "instance_norm", "running_var", 5, True)
     )
-    return composites.instance_norm(
-        input,
-        weight,
-        bias,
-        running_mean,
-        running_var,
-        use_input_stats,
-        momentum,
-        eps,
-        cudnn_enabled,
-    )
+    if type(use_input_stats) is not bool:
+        bool_argument(use_input_stats, "instance_norm", "use_input_stats", 6)
+    if momentum is None:
+        check_arguments("instance_norm", (("momentum", "float", 7),), (None,))
+    if eps is None:
+        check_arguments("instance_norm", (("eps", "float", 8),), (None,))
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "instance_norm", "cudnn_enabled", 9)
+    try:
+        return composites.instance_norm(
+            input,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            use_input_stats,
+            momentum,
+            eps,
+            cudnn_enabled,
+        )
+    except Exception:
+        check_arguments(
+            "instance_norm",
+            (
+                ("use_input_stats", "bool", 6),
+                ("momentum", "float", 7),
+                ("eps", "float", 8),
+                ("cudnn_enabled", "bool", 9),
+            ),
+            (use_input_stats, momentum, eps, cudnn_enabled),
+        )
+        raise
 
 
 def group_norm(
@@ -5764,7 +7632,27 @@ def group_norm(
     bias = (
         None if bias is None else tensor_argument(bias, "group_norm", "bias", 4, True)
     )
-    return composites.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
+    if type(num_groups) is not int:
+        num_groups = int_argument(num_groups, "group_norm", "num_groups", 2)
+    if eps is None:
+        check_arguments("group_norm", (("eps", "float", 5),), (None,))
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "group_norm", "cudnn_enabled", 6)
+    try:
+        return composites.group_norm(
+            input, num_groups, weight, bias, eps, cudnn_enabled
+        )
+    except Exception:
+        check_arguments(
+            "group_norm",
+            (
+                ("num_groups", "int", 2),
+                ("eps", "float", 5),
+                ("cudnn_enabled", "bool", 6),
+            ),
+            (num_groups, eps, cudnn_enabled),
+        )
+        raise
 
 
 def native_group_norm(
@@ -5790,7 +7678,33 @@ def native_group_norm(
         if bias is None
         else tensor_argument(bias, "native_group_norm", "bias", 3, True)
     )
-    return operators.native_group_norm.fast(input, weight, bias, N, C, HxW, group, eps)
+    if type(N) is not int:
+        N = int_argument(N, "native_group_norm", "N", 4)
+    if type(C) is not int:
+        C = int_argument(C, "native_group_norm", "C", 5)
+    if type(HxW) is not int:
+        HxW = int_argument(HxW, "native_group_norm", "HxW", 6)
+    if type(group) is not int:
+        group = int_argument(group, "native_group_norm", "group", 7)
+    if eps is None:
+        check_arguments("native_group_norm", (("eps", "float", 8),), (None,))
+    try:
+        return operators.native_group_norm.fast(
+            input, weight, bias, N, C, HxW, group, eps
+        )
+    except Exception:
+        check_arguments(
+            "native_group_norm",
+            (
+                ("N", "int", 4),
+                ("C", "int", 5),
+                ("HxW", "int", 6),
+                ("group", "int", 7),
+                ("eps", "float", 8),
+            ),
+            (N, C, HxW, group, eps),
+        )
+        raise
 
 
 def native_group_norm_backward(
@@ -5821,9 +7735,25 @@ def native_group_norm_backward(
         if weight is None
         else tensor_argument(weight, "native_group_norm_backward", "weight", 5, True)
     )
-    return operators.native_group_norm_backward.fast(
-        grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
-    )
+    if type(N) is not int:
+        N = int_argument(N, "native_group_norm_backward", "N", 6)
+    if type(C) is not int:
+        C = int_argument(C, "native_group_norm_backward", "C", 7)
+    if type(HxW) is not int:
+        HxW = int_argument(HxW, "native_group_norm_backward", "HxW", 8)
+    if type(group) is not int:
+        group = int_argument(group, "native_group_norm_backward", "group", 9)
+    try:
+        return operators.native_group_norm_backward.fast(
+            grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+        )
+    except Exception:
+        check_arguments(
+            "native_group_norm_backward",
+            (("N", "int", 6), ("C", "int", 7), ("HxW", "int", 8), ("group", "int", 9)),
+            (N, C, HxW, group),
+        )
+        raise
 
 
 def layer_norm(
@@ -5848,9 +7778,21 @@ def layer_norm(
     bias = (
         None if bias is None else tensor_argument(bias, "layer_norm", "bias", 4, True)
     )
-    return composites.layer_norm(
-        input, normalized_shape, weight, bias, eps, cudnn_enable
-    )
+    if eps is None:
+        check_arguments("layer_norm", (("eps", "float", 5),), (None,))
+    if type(cudnn_enable) is not bool:
+        bool_argument(cudnn_enable, "layer_norm", "cudnn_enable", 6)
+    try:
+        return composites.layer_norm(
+            input, normalized_shape, weight, bias, eps, cudnn_enable
+        )
+    except Exception:
+        check_arguments(
+            "layer_norm",
+            (("eps", "float", 5), ("cudnn_enable", "bool", 6)),
+            (eps, cudnn_enable),
+        )
+        raise
 
 
 def native_layer_norm(
@@ -5876,7 +7818,15 @@ def native_layer_norm(
         if bias is None
         else tensor_argument(bias, "native_layer_norm", "bias", 4, True)
     )
-    return operators.native_layer_norm.fast(input, normalized_shape, weight, bias, eps)
+    if eps is None:
+        check_arguments("native_layer_norm", (("eps", "float", 5),), (None,))
+    try:
+        return operators.native_layer_norm.fast(
+            input, normalized_shape, weight, bias, eps
+        )
+    except Exception:
+        check_arguments("native_layer_norm", (("eps", "float", 5),), (eps,))
+        raise
 
 
 def native_layer_norm_backward(
@@ -5935,7 +7885,11 @@ def rms_norm(
         if weight is None
         else tensor_argument(weight, "rms_norm", "weight", 3, True)
     )
-    return composites.rms_norm(input, normalized_shape, weight, eps)
+    try:
+        return composites.rms_norm(input, normalized_shape, weight, eps)
+    except Exception:
+        check_arguments("rms_norm", (("eps", "float?", 4),), (eps,))
+        raise
 
 
 def _native_batch_norm_legit_no_training(
@@ -5978,9 +7932,25 @@ def _native_batch_norm_legit_no_training(
         running_var = tensor_argument(
             running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
         )
-    return operators._native_batch_norm_legit_no_training.fast(
-        input, weight, bias, running_mean, running_var, momentum, eps
-    )
+    if momentum is None:
+        check_arguments(
+            "_native_batch_norm_legit_no_training", (("momentum", "float", 6),), (None,)
+        )
+    if eps is None:
+        check_arguments(
+            "_native_batch_norm_legit_no_training", (("eps", "float", 7),), (None,)
+        )
+    try:
+        return operators._native_batch_norm_legit_no_training.fast(
+            input, weight, bias, running_mean, running_var, momentum, eps
+        )
+    except Exception:
+        check_arguments(
+            "_native_batch_norm_legit_no_training",
+            (("momentum", "float", 6), ("eps", "float", 7)),
+            (momentum, eps),
+        )
+        raise
 
 
 def _native_batch_norm_legit(
@@ -6004,9 +7974,25 @@ def _native_batch_norm_legit(
         if bias is None
         else tensor_argument(bias, "_native_batch_norm_legit", "bias", 3, True)
     )
-    return operators._native_batch_norm_legit_no_stats.fast(
-        input, weight, bias, training, momentum, eps
-    )
+    if type(training) is not bool:
+        bool_argument(training, "_native_batch_norm_legit", "training", 4)
+    if momentum is None:
+        check_arguments(
+            "_native_batch_norm_legit", (("momentum", "float", 5),), (None,)
+        )
+    if eps is None:
+        check_arguments("_native_batch_norm_legit", (("eps", "float", 6),), (None,))
+    try:
+        return operators._native_batch_norm_legit_no_stats.fast(
+            input, weight, bias, training, momentum, eps
+        )
+    except Exception:
+        check_arguments(
+            "_native_batch_norm_legit",
+            (("training", "bool", 4), ("momentum", "float", 5), ("eps", "float", 6)),
+            (training, momentum, eps),
+        )
+        raise
 
 
 def _batch_norm_no_update(
@@ -6045,9 +8031,21 @@ def _batch_norm_no_update(
             running_var, "_batch_norm_no_update", "running_var", 5, True
         )
     )
-    return operators._batch_norm_no_update.fast(
-        input, weight, bias, running_mean, running_var, momentum, eps
-    )
+    if momentum is None:
+        check_arguments("_batch_norm_no_update", (("momentum", "float", 6),), (None,))
+    if eps is None:
+        check_arguments("_batch_norm_no_update", (("eps", "float", 7),), (None,))
+    try:
+        return operators._batch_norm_no_update.fast(
+            input, weight, bias, running_mean, running_var, momentum, eps
+        )
+    except Exception:
+        check_arguments(
+            "_batch_norm_no_update",
+            (("momentum", "float", 6), ("eps", "float", 7)),
+            (momentum, eps),
+        )
+        raise
 
 
 def batch_norm_backward(
@@ -6094,19 +8092,31 @@ def batch_norm_backward(
     )
     if type(reserve) is not Tensor:
         reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
-    return operators.batch_norm_backward.fast(
-        grad_out,
-        input,
-        weight,
-        running_mean,
-        running_var,
-        save_mean,
-        save_var,
-        update,
-        eps,
-        output_mask,
-        reserve,
-    )
+    if type(update) is not bool:
+        bool_argument(update, "batch_norm_backward", "update", 8)
+    if eps is None:
+        check_arguments("batch_norm_backward", (("eps", "float", 9),), (None,))
+    try:
+        return operators.batch_norm_backward.fast(
+            grad_out,
+            input,
+            weight,
+            running_mean,
+            running_var,
+            save_mean,
+            save_var,
+            update,
+            eps,
+            output_mask,
+            reserve,
+        )
+    except Exception:
+        check_arguments(
+            "batch_norm_backward",
+            (("update", "bool", 8), ("eps", "float", 9)),
+            (update, eps),
+        )
+        raise
 
 
 def _fused_rms_norm(
@@ -6126,7 +8136,11 @@ def _fused_rms_norm(
         if weight is None
         else tensor_argument(weight, "_fused_rms_norm", "weight", 3, True)
     )
-    return operators._fused_rms_norm.fast(input, normalized_shape, weight, eps)
+    try:
+        return operators._fused_rms_norm.fast(input, normalized_shape, weight, eps)
+    except Exception:
+        check_arguments("_fused_rms_norm", (("eps", "float?", 4),), (eps,))
+        raise
 
 
 def embedding(
@@ -6141,9 +8155,27 @@ def embedding(
         weight = tensor_argument(weight, "embedding", "weight", 1, True)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding", "indices", 2, True)
-    return operators.embedding.fast(
-        weight, indices, padding_idx, scale_grad_by_freq, sparse
-    )
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(padding_idx, "embedding", "padding_idx", 3)
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(scale_grad_by_freq, "embedding", "scale_grad_by_freq", 4)
+    if type(sparse) is not bool:
+        bool_argument(sparse, "embedding", "sparse", 5)
+    try:
+        return operators.embedding.fast(
+            weight, indices, padding_idx, scale_grad_by_freq, sparse
+        )
+    except Exception:
+        check_arguments(
+            "embedding",
+            (
+                ("padding_idx", "int", 3),
+                ("scale_grad_by_freq", "bool", 4),
+                ("sparse", "bool", 5),
+            ),
+            (padding_idx, scale_grad_by_freq, sparse),
+        )
+        raise
 
 
 def embedding_backward(
@@ -6159,9 +8191,30 @@ def embedding_backward(
         grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
     if type(indices) is not Tensor:
         indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
-    return composites.embedding_backward(
-        grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse
-    )
+    if type(num_weights) is not int:
+        num_weights = int_argument(num_weights, "embedding_backward", "num_weights", 3)
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(padding_idx, "embedding_backward", "padding_idx", 4)
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(scale_grad_by_freq, "embedding_backward", "scale_grad_by_freq", 5)
+    if type(sparse) is not bool:
+        bool_argument(sparse, "embedding_backward", "sparse", 6)
+    try:
+        return composites.embedding_backward(
+            grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse
+        )
+    except Exception:
+        check_arguments(
+            "embedding_backward",
+            (
+                ("num_weights", "int", 3),
+                ("padding_idx", "int", 4),
+                ("scale_grad_by_freq", "bool", 5),
+                ("sparse", "bool", 6),
+            ),
+            (num_weights, padding_idx, scale_grad_by_freq, sparse),
+        )
+        raise
 
 
 def embedding_dense_backward(
@@ -6180,16 +8233,46 @@ def embedding_dense_backward(
         indices = tensor_argument(
             indices, "embedding_dense_backward", "indices", 2, True
         )
-    return operators.embedding_dense_backward.fast(
-        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
-    )
+    if type(num_weights) is not int:
+        num_weights = int_argument(
+            num_weights, "embedding_dense_backward", "num_weights", 3
+        )
+    if type(padding_idx) is not int:
+        padding_idx = int_argument(
+            padding_idx, "embedding_dense_backward", "padding_idx", 4
+        )
+    if type(scale_grad_by_freq) is not bool:
+        bool_argument(
+            scale_grad_by_freq, "embedding_dense_backward", "scale_grad_by_freq", 5
+        )
+    try:
+        return operators.embedding_dense_backward.fast(
+            grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    except Exception:
+        check_arguments(
+            "embedding_dense_backward",
+            (
+                ("num_weights", "int", 3),
+                ("padding_idx", "int", 4),
+                ("scale_grad_by_freq", "bool", 5),
+            ),
+            (num_weights, padding_idx, scale_grad_by_freq),
+        )
+        raise
 
 
 def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "one_hot", "input", 1, False)
-    return operators.one_hot.fast(input, num_classes)
+    if type(num_classes) is not int:
+        num_classes = int_argument(num_classes, "one_hot", "num_classes", 2)
+    try:
+        return operators.one_hot.fast(input, num_classes)
+    except Exception:
+        check_arguments("one_hot", (("num_classes", "int", 2),), (num_classes,))
+        raise
 
 
 def convolution(
@@ -6215,17 +8298,29 @@ def convolution(
     padding = int_list_argument(padding, "convolution", "padding")
     dilation = int_list_argument(dilation, "convolution", "dilation")
     output_padding = int_list_argument(output_padding, "convolution", "output_padding")
-    return operators.convolution.fast(
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-    )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution", "groups", 9)
+    try:
+        return operators.convolution.fast(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    except Exception:
+        check_arguments(
+            "convolution",
+            (("transposed", "bool", 7), ("groups", "int", 9)),
+            (transposed, groups),
+        )
+        raise
 
 
 def convolution_backward(
@@ -6261,19 +8356,31 @@ def convolution_backward(
     output_padding = int_list_argument(
         output_padding, "convolution_backward", "output_padding"
     )
-    return operators.convolution_backward.fast(
-        grad_output,
-        input,
-        weight,
-        bias_sizes,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-        output_mask,
-    )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_backward", "transposed", 8)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_backward", "groups", 10)
+    try:
+        return operators.convolution_backward.fast(
+            grad_output,
+            input,
+            weight,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+        )
+    except Exception:
+        check_arguments(
+            "convolution_backward",
+            (("transposed", "bool", 8), ("groups", "int", 10)),
+            (transposed, groups),
+        )
+        raise
 
 
 def conv_transpose1d(
@@ -6302,9 +8409,15 @@ def conv_transpose1d(
         output_padding, "conv_transpose1d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose1d", "dilation")
-    return composites.conv_transpose1d(
-        input, weight, bias, stride, padding, output_padding, groups, dilation
-    )
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose1d", "groups", 7)
+    try:
+        return composites.conv_transpose1d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+    except Exception:
+        check_arguments("conv_transpose1d", (("groups", "int", 7),), (groups,))
+        raise
 
 
 def conv_transpose2d(
@@ -6333,9 +8446,15 @@ def conv_transpose2d(
         output_padding, "conv_transpose2d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose2d", "dilation")
-    return composites.conv_transpose2d(
-        input, weight, bias, stride, padding, output_padding, groups, dilation
-    )
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose2d", "groups", 7)
+    try:
+        return composites.conv_transpose2d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+    except Exception:
+        check_arguments("conv_transpose2d", (("groups", "int", 7),), (groups,))
+        raise
 
 
 def conv_transpose3d(
@@ -6364,9 +8483,15 @@ def conv_transpose3d(
         output_padding, "conv_transpose3d", "output_padding"
     )
     dilation = int_list_argument(dilation, "conv_transpose3d", "dilation")
-    return composites.conv_transpose3d(
-        input, weight, bias, stride, padding, output_padding, groups, dilation
-    )
+    if type(groups) is not int:
+        groups = int_argument(groups, "conv_transpose3d", "groups", 7)
+    try:
+        return composites.conv_transpose3d(
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+    except Exception:
+        check_arguments("conv_transpose3d", (("groups", "int", 7),), (groups,))
+        raise
 
 
 def reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
@@ -6511,7 +8636,13 @@ def conv_tbc(
         weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
     if type(bias) is not Tensor:
         bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
-    return operators.conv_tbc.fast(input, weight, bias, pad)
+    if type(pad) is not int:
+        pad = int_argument(pad, "conv_tbc", "pad", 4)
+    try:
+        return operators.conv_tbc.fast(input, weight, bias, pad)
+    except Exception:
+        check_arguments("conv_tbc", (("pad", "int", 4),), (pad,))
+        raise
 
 
 def slow_conv_transpose2d(
@@ -6795,21 +8926,48 @@ def _convolution(
     padding = int_list_argument(padding, "_convolution", "padding")
     dilation = int_list_argument(dilation, "_convolution", "dilation")
     output_padding = int_list_argument(output_padding, "_convolution", "output_padding")
-    return operators._convolution.fast(
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-        benchmark,
-        deterministic,
-        cudnn_enabled,
-        allow_tf32,
-    )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "_convolution", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "_convolution", "groups", 9)
+    if type(benchmark) is not bool:
+        bool_argument(benchmark, "_convolution", "benchmark", 10)
+    if type(deterministic) is not bool:
+        bool_argument(deterministic, "_convolution", "deterministic", 11)
+    if type(cudnn_enabled) is not bool:
+        bool_argument(cudnn_enabled, "_convolution", "cudnn_enabled", 12)
+    if type(allow_tf32) is not bool:
+        bool_argument(allow_tf32, "_convolution", "allow_tf32", 13)
+    try:
+        return operators._convolution.fast(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            benchmark,
+            deterministic,
+            cudnn_enabled,
+            allow_tf32,
+        )
+    except Exception:
+        check_arguments(
+            "_convolution",
+            (
+                ("transposed", "bool", 7),
+                ("groups", "int", 9),
+                ("benchmark", "bool", 10),
+                ("deterministic", "bool", 11),
+                ("cudnn_enabled", "bool", 12),
+                ("allow_tf32", "bool", 13),
+            ),
+            (transposed, groups, benchmark, deterministic, cudnn_enabled, allow_tf32),
+        )
+        raise
 
 
 def convolution_overrideable(
@@ -6839,17 +8997,29 @@ def convolution_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_overrideable", "output_padding"
     )
-    return operators.convolution_overrideable.fast(
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-    )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_overrideable", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_overrideable", "groups", 9)
+    try:
+        return operators.convolution_overrideable.fast(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    except Exception:
+        check_arguments(
+            "convolution_overrideable",
+            (("transposed", "bool", 7), ("groups", "int", 9)),
+            (transposed, groups),
+        )
+        raise
 
 
 def convolution_backward_overrideable(
@@ -6885,18 +9055,30 @@ def convolution_backward_overrideable(
     output_padding = int_list_argument(
         output_padding, "convolution_backward_overrideable", "output_padding"
     )
-    return operators.convolution_backward_overrideable.fast(
-        grad_output,
-        input,
-        weight,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-        output_mask,
-    )
+    if type(transposed) is not bool:
+        bool_argument(transposed, "convolution_backward_overrideable", "transposed", 7)
+    if type(groups) is not int:
+        groups = int_argument(groups, "convolution_backward_overrideable", "groups", 9)
+    try:
+        return operators.convolution_backward_overrideable.fast(
+            grad_output,
+            input,
+            weight,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+        )
+    except Exception:
+        check_arguments(
+            "convolution_backward_overrideable",
+            (("transposed", "bool", 7), ("groups", "int", 9)),
+            (transposed, groups),
+        )
+        raise
 
 
 def _nnpack_spatial_convolution(
@@ -6944,23 +9126,31 @@ def max_pool2d_with_indices(
     stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
-    if out is not None:  # max_pool2d_with_indices.out
-        return write_out(
-            "max_pool2d_with_indices",
-            out,
-            operators.max_pool2d_with_indices.call,
-            (
-                input,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-            ),
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d_with_indices", "ceil_mode", 6)
+    try:
+        if out is not None:  # max_pool2d_with_indices.out
+            return write_out(
+                "max_pool2d_with_indices",
+                out,
+                operators.max_pool2d_with_indices.call,
+                (
+                    input,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                ),
+            )
+        return operators.max_pool2d_with_indices.fast(
+            input, kernel_size, stride, padding, dilation, ceil_mode
         )
-    return operators.max_pool2d_with_indices.fast(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    except Exception:
+        check_arguments(
+            "max_pool2d_with_indices", (("ceil_mode", "bool", 6),), (ceil_mode,)
+        )
+        raise
 
 
 def max_pool2d_with_indices_backward(
@@ -6994,9 +9184,26 @@ def max_pool2d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool2d_with_indices_backward", "indices", 8, True
         )
-    return operators.max_pool2d_with_indices_backward.fast(
-        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d_with_indices_backward", "ceil_mode", 7)
+    try:
+        return operators.max_pool2d_with_indices_backward.fast(
+            grad_output,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    except Exception:
+        check_arguments(
+            "max_pool2d_with_indices_backward",
+            (("ceil_mode", "bool", 7),),
+            (ceil_mode,),
+        )
+        raise
 
 
 def max_pool3d_with_indices(
@@ -7018,23 +9225,31 @@ def max_pool3d_with_indices(
     stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
-    if out is not None:  # max_pool3d_with_indices.out
-        return write_out(
-            "max_pool3d_with_indices",
-            out,
-            operators.max_pool3d_with_indices.call,
-            (
-                input,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-            ),
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d_with_indices", "ceil_mode", 6)
+    try:
+        if out is not None:  # max_pool3d_with_indices.out
+            return write_out(
+                "max_pool3d_with_indices",
+                out,
+                operators.max_pool3d_with_indices.call,
+                (
+                    input,
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                ),
+            )
+        return operators.max_pool3d_with_indices.fast(
+            input, kernel_size, stride, padding, dilation, ceil_mode
         )
-    return operators.max_pool3d_with_indices.fast(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    except Exception:
+        check_arguments(
+            "max_pool3d_with_indices", (("ceil_mode", "bool", 6),), (ceil_mode,)
+        )
+        raise
 
 
 def max_pool3d_with_indices_backward(
@@ -7068,9 +9283,26 @@ def max_pool3d_with_indices_backward(
         indices = tensor_argument(
             indices, "max_pool3d_with_indices_backward", "indices", 8, True
         )
-    return operators.max_pool3d_with_indices_backward.fast(
-        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d_with_indices_backward", "ceil_mode", 7)
+    try:
+        return operators.max_pool3d_with_indices_backward.fast(
+            grad_output,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    except Exception:
+        check_arguments(
+            "max_pool3d_with_indices_backward",
+            (("ceil_mode", "bool", 7),),
+            (ceil_mode,),
+        )
+        raise
 
 
 def max_pool1d_with_indices(
@@ -7090,9 +9322,17 @@ def max_pool1d_with_indices(
     stride = int_list_argument(stride, "max_pool1d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool1d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool1d_with_indices", "dilation")
-    return composites.max_pool1d_with_indices(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool1d_with_indices", "ceil_mode", 6)
+    try:
+        return composites.max_pool1d_with_indices(
+            input, kernel_size, stride, padding, dilation, ceil_mode
+        )
+    except Exception:
+        check_arguments(
+            "max_pool1d_with_indices", (("ceil_mode", "bool", 6),), (ceil_mode,)
+        )
+        raise
 
 
 def max_pool1d(
@@ -7110,9 +9350,15 @@ def max_pool1d(
     stride = int_list_argument(stride, "max_pool1d", "stride")
     padding = int_list_argument(padding, "max_pool1d", "padding")
     dilation = int_list_argument(dilation, "max_pool1d", "dilation")
-    return composites.max_pool1d(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool1d", "ceil_mode", 6)
+    try:
+        return composites.max_pool1d(
+            input, kernel_size, stride, padding, dilation, ceil_mode
+        )
+    except Exception:
+        check_arguments("max_pool1d", (("ceil_mode", "bool", 6),), (ceil_mode,))
+        raise
 
 
 def max_pool2d(
@@ -7130,9 +9376,15 @@ def max_pool2d(
     stride = int_list_argument(stride, "max_pool2d", "stride")
     padding = int_list_argument(padding, "max_pool2d", "padding")
     dilation = int_list_argument(dilation, "max_pool2d", "dilation")
-    return composites.max_pool2d(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool2d", "ceil_mode", 6)
+    try:
+        return composites.max_pool2d(
+            input, kernel_size, stride, padding, dilation, ceil_mode
+        )
+    except Exception:
+        check_arguments("max_pool2d", (("ceil_mode", "bool", 6),), (ceil_mode,))
+        raise
 
 
 def max_pool3d(
@@ -7150,9 +9402,15 @@ def max_pool3d(
     stride = int_list_argument(stride, "max_pool3d", "stride")
     padding = int_list_argument(padding, "max_pool3d", "padding")
     dilation = int_list_argument(dilation, "max_pool3d", "dilation")
-    return composites.max_pool3d(
-        input, kernel_size, stride, padding, dilation, ceil_mode
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "max_pool3d", "ceil_mode", 6)
+    try:
+        return composites.max_pool3d(
+            input, kernel_size, stride, padding, dilation, ceil_mode
+        )
+    except Exception:
+        check_arguments("max_pool3d", (("ceil_mode", "bool", 6),), (ceil_mode,))
+        raise
 
 
 def avg_pool1d(
@@ -7169,9 +9427,21 @@ def avg_pool1d(
     kernel_size = int_list_argument(kernel_size, "avg_pool1d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool1d", "stride")
     padding = int_list_argument(padding, "avg_pool1d", "padding")
-    return composites.avg_pool1d(
-        input, kernel_size, stride, padding, ceil_mode, count_include_pad
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool1d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool1d", "count_include_pad", 6)
+    try:
+        return composites.avg_pool1d(
+            input, kernel_size, stride, padding, ceil_mode, count_include_pad
+        )
+    except Exception:
+        check_arguments(
+            "avg_pool1d",
+            (("ceil_mode", "bool", 5), ("count_include_pad", "bool", 6)),
+            (ceil_mode, count_include_pad),
+        )
+        raise
 
 
 def avg_pool2d(
@@ -7191,30 +9461,50 @@ def avg_pool2d(
     kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d", "stride")
     padding = int_list_argument(padding, "avg_pool2d", "padding")
-    if out is not None:  # avg_pool2d.out
-        return write_out(
-            "avg_pool2d",
-            out,
-            operators.avg_pool2d.call,
-            (
-                input,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            ),
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool2d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool2d", "count_include_pad", 6)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool2d", "divisor_override", 7
         )
-    return operators.avg_pool2d.fast(
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+    try:
+        if out is not None:  # avg_pool2d.out
+            return write_out(
+                "avg_pool2d",
+                out,
+                operators.avg_pool2d.call,
+                (
+                    input,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                ),
+            )
+        return operators.avg_pool2d.fast(
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    except Exception:
+        check_arguments(
+            "avg_pool2d",
+            (
+                ("ceil_mode", "bool", 5),
+                ("count_include_pad", "bool", 6),
+                ("divisor_override", "int?", 7),
+            ),
+            (ceil_mode, count_include_pad, divisor_override),
+        )
+        raise
 
 
 def avg_pool2d_backward(
@@ -7237,16 +9527,36 @@ def avg_pool2d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool2d_backward", "padding")
-    return operators.avg_pool2d_backward.fast(
-        grad_output,
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool2d_backward", "ceil_mode", 6)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool2d_backward", "count_include_pad", 7)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool2d_backward", "divisor_override", 8
+        )
+    try:
+        return operators.avg_pool2d_backward.fast(
+            grad_output,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    except Exception:
+        check_arguments(
+            "avg_pool2d_backward",
+            (
+                ("ceil_mode", "bool", 6),
+                ("count_include_pad", "bool", 7),
+                ("divisor_override", "int?", 8),
+            ),
+            (ceil_mode, count_include_pad, divisor_override),
+        )
+        raise
 
 
 def avg_pool3d(
@@ -7266,30 +9576,50 @@ def avg_pool3d(
     kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d", "stride")
     padding = int_list_argument(padding, "avg_pool3d", "padding")
-    if out is not None:  # avg_pool3d.out
-        return write_out(
-            "avg_pool3d",
-            out,
-            operators.avg_pool3d.call,
-            (
-                input,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            ),
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool3d", "ceil_mode", 5)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool3d", "count_include_pad", 6)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool3d", "divisor_override", 7
         )
-    return operators.avg_pool3d.fast(
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+    try:
+        if out is not None:  # avg_pool3d.out
+            return write_out(
+                "avg_pool3d",
+                out,
+                operators.avg_pool3d.call,
+                (
+                    input,
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                ),
+            )
+        return operators.avg_pool3d.fast(
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    except Exception:
+        check_arguments(
+            "avg_pool3d",
+            (
+                ("ceil_mode", "bool", 5),
+                ("count_include_pad", "bool", 6),
+                ("divisor_override", "int?", 7),
+            ),
+            (ceil_mode, count_include_pad, divisor_override),
+        )
+        raise
 
 
 def avg_pool3d_backward(
@@ -7312,16 +9642,36 @@ def avg_pool3d_backward(
     kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d_backward", "stride")
     padding = int_list_argument(padding, "avg_pool3d_backward", "padding")
-    return operators.avg_pool3d_backward.fast(
-        grad_output,
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+    if type(ceil_mode) is not bool:
+        bool_argument(ceil_mode, "avg_pool3d_backward", "ceil_mode", 6)
+    if type(count_include_pad) is not bool:
+        bool_argument(count_include_pad, "avg_pool3d_backward", "count_include_pad", 7)
+    if type(divisor_override) is not int and divisor_override is not None:
+        divisor_override = int_argument(
+            divisor_override, "avg_pool3d_backward", "divisor_override", 8
+        )
+    try:
+        return operators.avg_pool3d_backward.fast(
+            grad_output,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+    except Exception:
+        check_arguments(
+            "avg_pool3d_backward",
+            (
+                ("ceil_mode", "bool", 6),
+                ("count_include_pad", "bool", 7),
+                ("divisor_override", "int?", 8),
+            ),
+            (ceil_mode, count_include_pad, divisor_override),
+        )
+        raise
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
@@ -7647,18 +9997,22 @@ def upsample_nearest1d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest1d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest1d", "output_size")
-    if out is not None:  # upsample_nearest1d.out
-        return write_out(
-            "upsample_nearest1d",
-            out,
-            operators.upsample_nearest1d.call,
-            (
-                input,
-                output_size,
-                scales,
-            ),
-        )
-    return operators.upsample_nearest1d.fast(input, output_size, scales)
+    try:
+        if out is not None:  # upsample_nearest1d.out
+            return write_out(
+                "upsample_nearest1d",
+                out,
+                operators.upsample_nearest1d.call,
+                (
+                    input,
+                    output_size,
+                    scales,
+                ),
+            )
+        return operators.upsample_nearest1d.fast(input, output_size, scales)
+    except Exception:
+        check_arguments("upsample_nearest1d", (("scales", "float?", 3),), (scales,))
+        raise
 
 
 def upsample_nearest1d_backward(
@@ -7678,9 +10032,15 @@ def upsample_nearest1d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest1d_backward", "input_size"
     )
-    return operators.upsample_nearest1d_backward.fast(
-        grad_output, output_size, input_size, scales
-    )
+    try:
+        return operators.upsample_nearest1d_backward.fast(
+            grad_output, output_size, input_size, scales
+        )
+    except Exception:
+        check_arguments(
+            "upsample_nearest1d_backward", (("scales", "float?", 4),), (scales,)
+        )
+        raise
 
 
 def _upsample_nearest_exact1d(
@@ -7696,18 +10056,24 @@ def _upsample_nearest_exact1d(
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact1d", "output_size"
     )
-    if out is not None:  # _upsample_nearest_exact1d.out
-        return write_out(
-            "_upsample_nearest_exact1d",
-            out,
-            operators._upsample_nearest_exact1d.call,
-            (
-                input,
-                output_size,
-                scales,
-            ),
+    try:
+        if out is not None:  # _upsample_nearest_exact1d.out
+            return write_out(
+                "_upsample_nearest_exact1d",
+                out,
+                operators._upsample_nearest_exact1d.call,
+                (
+                    input,
+                    output_size,
+                    scales,
+                ),
+            )
+        return operators._upsample_nearest_exact1d.fast(input, output_size, scales)
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact1d", (("scales", "float?", 3),), (scales,)
         )
-    return operators._upsample_nearest_exact1d.fast(input, output_size, scales)
+        raise
 
 
 def _upsample_nearest_exact1d_backward(
@@ -7727,9 +10093,15 @@ def _upsample_nearest_exact1d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact1d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact1d_backward.fast(
-        grad_output, output_size, input_size, scales
-    )
+    try:
+        return operators._upsample_nearest_exact1d_backward.fast(
+            grad_output, output_size, input_size, scales
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact1d_backward", (("scales", "float?", 4),), (scales,)
+        )
+        raise
 
 
 def upsample_nearest2d(
@@ -7744,19 +10116,27 @@ def upsample_nearest2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest2d", "output_size")
-    if out is not None:  # upsample_nearest2d.out
-        return write_out(
+    try:
+        if out is not None:  # upsample_nearest2d.out
+            return write_out(
+                "upsample_nearest2d",
+                out,
+                operators.upsample_nearest2d.call,
+                (
+                    input,
+                    output_size,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators.upsample_nearest2d.fast(input, output_size, scales_h, scales_w)
+    except Exception:
+        check_arguments(
             "upsample_nearest2d",
-            out,
-            operators.upsample_nearest2d.call,
-            (
-                input,
-                output_size,
-                scales_h,
-                scales_w,
-            ),
+            (("scales_h", "float?", 3), ("scales_w", "float?", 4)),
+            (scales_h, scales_w),
         )
-    return operators.upsample_nearest2d.fast(input, output_size, scales_h, scales_w)
+        raise
 
 
 def upsample_nearest2d_backward(
@@ -7777,9 +10157,17 @@ def upsample_nearest2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest2d_backward", "input_size"
     )
-    return operators.upsample_nearest2d_backward.fast(
-        grad_output, output_size, input_size, scales_h, scales_w
-    )
+    try:
+        return operators.upsample_nearest2d_backward.fast(
+            grad_output, output_size, input_size, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "upsample_nearest2d_backward",
+            (("scales_h", "float?", 4), ("scales_w", "float?", 5)),
+            (scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_nearest_exact2d(
@@ -7796,21 +10184,29 @@ def _upsample_nearest_exact2d(
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact2d", "output_size"
     )
-    if out is not None:  # _upsample_nearest_exact2d.out
-        return write_out(
-            "_upsample_nearest_exact2d",
-            out,
-            operators._upsample_nearest_exact2d.call,
-            (
-                input,
-                output_size,
-                scales_h,
-                scales_w,
-            ),
+    try:
+        if out is not None:  # _upsample_nearest_exact2d.out
+            return write_out(
+                "_upsample_nearest_exact2d",
+                out,
+                operators._upsample_nearest_exact2d.call,
+                (
+                    input,
+                    output_size,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators._upsample_nearest_exact2d.fast(
+            input, output_size, scales_h, scales_w
         )
-    return operators._upsample_nearest_exact2d.fast(
-        input, output_size, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact2d",
+            (("scales_h", "float?", 3), ("scales_w", "float?", 4)),
+            (scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_nearest_exact2d_backward(
@@ -7831,9 +10227,17 @@ def _upsample_nearest_exact2d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact2d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact2d_backward.fast(
-        grad_output, output_size, input_size, scales_h, scales_w
-    )
+    try:
+        return operators._upsample_nearest_exact2d_backward.fast(
+            grad_output, output_size, input_size, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact2d_backward",
+            (("scales_h", "float?", 4), ("scales_w", "float?", 5)),
+            (scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_nearest3d(
@@ -7849,22 +10253,34 @@ def upsample_nearest3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_nearest3d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_nearest3d", "output_size")
-    if out is not None:  # upsample_nearest3d.out
-        return write_out(
-            "upsample_nearest3d",
-            out,
-            operators.upsample_nearest3d.call,
-            (
-                input,
-                output_size,
-                scales_d,
-                scales_h,
-                scales_w,
-            ),
+    try:
+        if out is not None:  # upsample_nearest3d.out
+            return write_out(
+                "upsample_nearest3d",
+                out,
+                operators.upsample_nearest3d.call,
+                (
+                    input,
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators.upsample_nearest3d.fast(
+            input, output_size, scales_d, scales_h, scales_w
         )
-    return operators.upsample_nearest3d.fast(
-        input, output_size, scales_d, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "upsample_nearest3d",
+            (
+                ("scales_d", "float?", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_nearest3d_backward(
@@ -7886,9 +10302,21 @@ def upsample_nearest3d_backward(
     input_size = int_list_argument(
         input_size, "upsample_nearest3d_backward", "input_size"
     )
-    return operators.upsample_nearest3d_backward.fast(
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w
-    )
+    try:
+        return operators.upsample_nearest3d_backward.fast(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "upsample_nearest3d_backward",
+            (
+                ("scales_d", "float?", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_nearest_exact3d(
@@ -7906,22 +10334,34 @@ def _upsample_nearest_exact3d(
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact3d", "output_size"
     )
-    if out is not None:  # _upsample_nearest_exact3d.out
-        return write_out(
-            "_upsample_nearest_exact3d",
-            out,
-            operators._upsample_nearest_exact3d.call,
-            (
-                input,
-                output_size,
-                scales_d,
-                scales_h,
-                scales_w,
-            ),
+    try:
+        if out is not None:  # _upsample_nearest_exact3d.out
+            return write_out(
+                "_upsample_nearest_exact3d",
+                out,
+                operators._upsample_nearest_exact3d.call,
+                (
+                    input,
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators._upsample_nearest_exact3d.fast(
+            input, output_size, scales_d, scales_h, scales_w
         )
-    return operators._upsample_nearest_exact3d.fast(
-        input, output_size, scales_d, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact3d",
+            (
+                ("scales_d", "float?", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_nearest_exact3d_backward(
@@ -7943,9 +10383,21 @@ def _upsample_nearest_exact3d_backward(
     input_size = int_list_argument(
         input_size, "_upsample_nearest_exact3d_backward", "input_size"
     )
-    return operators._upsample_nearest_exact3d_backward.fast(
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w
-    )
+    try:
+        return operators._upsample_nearest_exact3d_backward.fast(
+            grad_output, output_size, input_size, scales_d, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_nearest_exact3d_backward",
+            (
+                ("scales_d", "float?", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_linear1d(
@@ -7960,19 +10412,31 @@ def upsample_linear1d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_linear1d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_linear1d", "output_size")
-    if out is not None:  # upsample_linear1d.out
-        return write_out(
-            "upsample_linear1d",
-            out,
-            operators.upsample_linear1d.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_linear1d", "align_corners", 3)
+    try:
+        if out is not None:  # upsample_linear1d.out
+            return write_out(
+                "upsample_linear1d",
+                out,
+                operators.upsample_linear1d.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales,
+                ),
+            )
+        return operators.upsample_linear1d.fast(
+            input, output_size, align_corners, scales
         )
-    return operators.upsample_linear1d.fast(input, output_size, align_corners, scales)
+    except Exception:
+        check_arguments(
+            "upsample_linear1d",
+            (("align_corners", "bool", 3), ("scales", "float?", 4)),
+            (align_corners, scales),
+        )
+        raise
 
 
 def upsample_linear1d_backward(
@@ -7993,9 +10457,19 @@ def upsample_linear1d_backward(
     input_size = int_list_argument(
         input_size, "upsample_linear1d_backward", "input_size"
     )
-    return operators.upsample_linear1d_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales
-    )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_linear1d_backward", "align_corners", 4)
+    try:
+        return operators.upsample_linear1d_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales
+        )
+    except Exception:
+        check_arguments(
+            "upsample_linear1d_backward",
+            (("align_corners", "bool", 4), ("scales", "float?", 5)),
+            (align_corners, scales),
+        )
+        raise
 
 
 def upsample_bilinear2d(
@@ -8011,22 +10485,36 @@ def upsample_bilinear2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bilinear2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bilinear2d", "output_size")
-    if out is not None:  # upsample_bilinear2d.out
-        return write_out(
-            "upsample_bilinear2d",
-            out,
-            operators.upsample_bilinear2d.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bilinear2d", "align_corners", 3)
+    try:
+        if out is not None:  # upsample_bilinear2d.out
+            return write_out(
+                "upsample_bilinear2d",
+                out,
+                operators.upsample_bilinear2d.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators.upsample_bilinear2d.fast(
+            input, output_size, align_corners, scales_h, scales_w
         )
-    return operators.upsample_bilinear2d.fast(
-        input, output_size, align_corners, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "upsample_bilinear2d",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_bilinear2d_backward(
@@ -8048,9 +10536,23 @@ def upsample_bilinear2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bilinear2d_backward", "input_size"
     )
-    return operators.upsample_bilinear2d_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w
-    )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bilinear2d_backward", "align_corners", 4)
+    try:
+        return operators.upsample_bilinear2d_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "upsample_bilinear2d_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_bicubic2d(
@@ -8066,22 +10568,36 @@ def upsample_bicubic2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_bicubic2d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_bicubic2d", "output_size")
-    if out is not None:  # upsample_bicubic2d.out
-        return write_out(
-            "upsample_bicubic2d",
-            out,
-            operators.upsample_bicubic2d.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bicubic2d", "align_corners", 3)
+    try:
+        if out is not None:  # upsample_bicubic2d.out
+            return write_out(
+                "upsample_bicubic2d",
+                out,
+                operators.upsample_bicubic2d.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators.upsample_bicubic2d.fast(
+            input, output_size, align_corners, scales_h, scales_w
         )
-    return operators.upsample_bicubic2d.fast(
-        input, output_size, align_corners, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "upsample_bicubic2d",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_bicubic2d_backward(
@@ -8103,9 +10619,23 @@ def upsample_bicubic2d_backward(
     input_size = int_list_argument(
         input_size, "upsample_bicubic2d_backward", "input_size"
     )
-    return operators.upsample_bicubic2d_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w
-    )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_bicubic2d_backward", "align_corners", 4)
+    try:
+        return operators.upsample_bicubic2d_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "upsample_bicubic2d_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_trilinear3d(
@@ -8122,23 +10652,38 @@ def upsample_trilinear3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "upsample_trilinear3d", "input", 1, False)
     output_size = int_list_argument(output_size, "upsample_trilinear3d", "output_size")
-    if out is not None:  # upsample_trilinear3d.out
-        return write_out(
-            "upsample_trilinear3d",
-            out,
-            operators.upsample_trilinear3d.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_d,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "upsample_trilinear3d", "align_corners", 3)
+    try:
+        if out is not None:  # upsample_trilinear3d.out
+            return write_out(
+                "upsample_trilinear3d",
+                out,
+                operators.upsample_trilinear3d.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators.upsample_trilinear3d.fast(
+            input, output_size, align_corners, scales_d, scales_h, scales_w
         )
-    return operators.upsample_trilinear3d.fast(
-        input, output_size, align_corners, scales_d, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "upsample_trilinear3d",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_d", "float?", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def upsample_trilinear3d_backward(
@@ -8161,15 +10706,32 @@ def upsample_trilinear3d_backward(
     input_size = int_list_argument(
         input_size, "upsample_trilinear3d_backward", "input_size"
     )
-    return operators.upsample_trilinear3d_backward.fast(
-        grad_output,
-        output_size,
-        input_size,
-        align_corners,
-        scales_d,
-        scales_h,
-        scales_w,
-    )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "upsample_trilinear3d_backward", "align_corners", 4
+        )
+    try:
+        return operators.upsample_trilinear3d_backward.fast(
+            grad_output,
+            output_size,
+            input_size,
+            align_corners,
+            scales_d,
+            scales_h,
+            scales_w,
+        )
+    except Exception:
+        check_arguments(
+            "upsample_trilinear3d_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_d", "float?", 5),
+                ("scales_h", "float?", 6),
+                ("scales_w", "float?", 7),
+            ),
+            (align_corners, scales_d, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_bilinear2d_aa(
@@ -8187,22 +10749,36 @@ def _upsample_bilinear2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_bilinear2d_aa", "output_size"
     )
-    if out is not None:  # _upsample_bilinear2d_aa.out
-        return write_out(
-            "_upsample_bilinear2d_aa",
-            out,
-            operators._upsample_bilinear2d_aa.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_bilinear2d_aa", "align_corners", 3)
+    try:
+        if out is not None:  # _upsample_bilinear2d_aa.out
+            return write_out(
+                "_upsample_bilinear2d_aa",
+                out,
+                operators._upsample_bilinear2d_aa.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators._upsample_bilinear2d_aa.fast(
+            input, output_size, align_corners, scales_h, scales_w
         )
-    return operators._upsample_bilinear2d_aa.fast(
-        input, output_size, align_corners, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "_upsample_bilinear2d_aa",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_bilinear2d_aa_backward(
@@ -8224,9 +10800,25 @@ def _upsample_bilinear2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bilinear2d_aa_backward", "input_size"
     )
-    return operators._upsample_bilinear2d_aa_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w
-    )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_bilinear2d_aa_backward", "align_corners", 4
+        )
+    try:
+        return operators._upsample_bilinear2d_aa_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_bilinear2d_aa_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_bicubic2d_aa(
@@ -8244,22 +10836,36 @@ def _upsample_bicubic2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_bicubic2d_aa", "output_size"
     )
-    if out is not None:  # _upsample_bicubic2d_aa.out
-        return write_out(
-            "_upsample_bicubic2d_aa",
-            out,
-            operators._upsample_bicubic2d_aa.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_bicubic2d_aa", "align_corners", 3)
+    try:
+        if out is not None:  # _upsample_bicubic2d_aa.out
+            return write_out(
+                "_upsample_bicubic2d_aa",
+                out,
+                operators._upsample_bicubic2d_aa.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators._upsample_bicubic2d_aa.fast(
+            input, output_size, align_corners, scales_h, scales_w
         )
-    return operators._upsample_bicubic2d_aa.fast(
-        input, output_size, align_corners, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "_upsample_bicubic2d_aa",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_bicubic2d_aa_backward(
@@ -8281,9 +10887,25 @@ def _upsample_bicubic2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_bicubic2d_aa_backward", "input_size"
     )
-    return operators._upsample_bicubic2d_aa_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w
-    )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_bicubic2d_aa_backward", "align_corners", 4
+        )
+    try:
+        return operators._upsample_bicubic2d_aa_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_bicubic2d_aa_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_lanczos2d_aa(
@@ -8301,22 +10923,36 @@ def _upsample_lanczos2d_aa(
     output_size = int_list_argument(
         output_size, "_upsample_lanczos2d_aa", "output_size"
     )
-    if out is not None:  # _upsample_lanczos2d_aa.out
-        return write_out(
-            "_upsample_lanczos2d_aa",
-            out,
-            operators._upsample_lanczos2d_aa.call,
-            (
-                input,
-                output_size,
-                align_corners,
-                scales_h,
-                scales_w,
-            ),
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "_upsample_lanczos2d_aa", "align_corners", 3)
+    try:
+        if out is not None:  # _upsample_lanczos2d_aa.out
+            return write_out(
+                "_upsample_lanczos2d_aa",
+                out,
+                operators._upsample_lanczos2d_aa.call,
+                (
+                    input,
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                ),
+            )
+        return operators._upsample_lanczos2d_aa.fast(
+            input, output_size, align_corners, scales_h, scales_w
         )
-    return operators._upsample_lanczos2d_aa.fast(
-        input, output_size, align_corners, scales_h, scales_w
-    )
+    except Exception:
+        check_arguments(
+            "_upsample_lanczos2d_aa",
+            (
+                ("align_corners", "bool", 3),
+                ("scales_h", "float?", 4),
+                ("scales_w", "float?", 5),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def _upsample_lanczos2d_aa_backward(
@@ -8338,30 +10974,72 @@ def _upsample_lanczos2d_aa_backward(
     input_size = int_list_argument(
         input_size, "_upsample_lanczos2d_aa_backward", "input_size"
     )
-    return operators._upsample_lanczos2d_aa_backward.fast(
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w
-    )
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "_upsample_lanczos2d_aa_backward", "align_corners", 4
+        )
+    try:
+        return operators._upsample_lanczos2d_aa_backward.fast(
+            grad_output, output_size, input_size, align_corners, scales_h, scales_w
+        )
+    except Exception:
+        check_arguments(
+            "_upsample_lanczos2d_aa_backward",
+            (
+                ("align_corners", "bool", 4),
+                ("scales_h", "float?", 5),
+                ("scales_w", "float?", 6),
+            ),
+            (align_corners, scales_h, scales_w),
+        )
+        raise
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_shuffle", "input", 1, False)
-    return operators.pixel_shuffle.fast(input, upscale_factor)
+    if type(upscale_factor) is not int:
+        upscale_factor = int_argument(
+            upscale_factor, "pixel_shuffle", "upscale_factor", 2
+        )
+    try:
+        return operators.pixel_shuffle.fast(input, upscale_factor)
+    except Exception:
+        check_arguments(
+            "pixel_shuffle", (("upscale_factor", "int", 2),), (upscale_factor,)
+        )
+        raise
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "pixel_unshuffle", "input", 1, False)
-    return operators.pixel_unshuffle.fast(input, downscale_factor)
+    if type(downscale_factor) is not int:
+        downscale_factor = int_argument(
+            downscale_factor, "pixel_unshuffle", "downscale_factor", 2
+        )
+    try:
+        return operators.pixel_unshuffle.fast(input, downscale_factor)
+    except Exception:
+        check_arguments(
+            "pixel_unshuffle", (("downscale_factor", "int", 2),), (downscale_factor,)
+        )
+        raise
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "channel_shuffle", "input", 1, False)
-    return operators.channel_shuffle.fast(input, groups)
+    if type(groups) is not int:
+        groups = int_argument(groups, "channel_shuffle", "groups", 2)
+    try:
+        return operators.channel_shuffle.fast(input, groups)
+    except Exception:
+        check_arguments("channel_shuffle", (("groups", "int", 2),), (groups,))
+        raise
 
 
 def im2col(
@@ -8440,7 +11118,15 @@ def affine_grid_generator(
     if type(theta) is not Tensor:
         theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
     size = int_list_argument(size, "affine_grid_generator", "size")
-    return operators.affine_grid_generator.fast(theta, size, align_corners)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "affine_grid_generator", "align_corners", 3)
+    try:
+        return operators.affine_grid_generator.fast(theta, size, align_corners)
+    except Exception:
+        check_arguments(
+            "affine_grid_generator", (("align_corners", "bool", 3),), (align_corners,)
+        )
+        raise
 
 
 def affine_grid_generator_backward(
@@ -8450,7 +11136,19 @@ def affine_grid_generator_backward(
     if type(grad) is not Tensor:
         grad = tensor_argument(grad, "affine_grid_generator_backward", "grad", 1, True)
     size = int_list_argument(size, "affine_grid_generator_backward", "size")
-    return composites.affine_grid_generator_backward(grad, size, align_corners)
+    if type(align_corners) is not bool:
+        bool_argument(
+            align_corners, "affine_grid_generator_backward", "align_corners", 3
+        )
+    try:
+        return composites.affine_grid_generator_backward(grad, size, align_corners)
+    except Exception:
+        check_arguments(
+            "affine_grid_generator_backward",
+            (("align_corners", "bool", 3),),
+            (align_corners,),
+        )
+        raise
 
 
 def grid_sampler(
@@ -8465,9 +11163,29 @@ def grid_sampler(
         input = tensor_argument(input, "grid_sampler", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
-    return composites.grid_sampler(
-        input, grid, interpolation_mode, padding_mode, align_corners
-    )
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler", "align_corners", 5)
+    try:
+        return composites.grid_sampler(
+            input, grid, interpolation_mode, padding_mode, align_corners
+        )
+    except Exception:
+        check_arguments(
+            "grid_sampler",
+            (
+                ("interpolation_mode", "int", 3),
+                ("padding_mode", "int", 4),
+                ("align_corners", "bool", 5),
+            ),
+            (interpolation_mode, padding_mode, align_corners),
+        )
+        raise
 
 
 def grid_sampler_2d(
@@ -8482,9 +11200,29 @@ def grid_sampler_2d(
         input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
-    return operators.grid_sampler_2d.fast(
-        input, grid, interpolation_mode, padding_mode, align_corners
-    )
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler_2d", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_2d", "align_corners", 5)
+    try:
+        return operators.grid_sampler_2d.fast(
+            input, grid, interpolation_mode, padding_mode, align_corners
+        )
+    except Exception:
+        check_arguments(
+            "grid_sampler_2d",
+            (
+                ("interpolation_mode", "int", 3),
+                ("padding_mode", "int", 4),
+                ("align_corners", "bool", 5),
+            ),
+            (interpolation_mode, padding_mode, align_corners),
+        )
+        raise
 
 
 def grid_sampler_2d_backward(
@@ -8505,15 +11243,37 @@ def grid_sampler_2d_backward(
         input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
-    return operators.grid_sampler_2d_backward.fast(
-        grad_output,
-        input,
-        grid,
-        interpolation_mode,
-        padding_mode,
-        align_corners,
-        output_mask,
-    )
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_2d_backward", "interpolation_mode", 4
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(
+            padding_mode, "grid_sampler_2d_backward", "padding_mode", 5
+        )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_2d_backward", "align_corners", 6)
+    try:
+        return operators.grid_sampler_2d_backward.fast(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+        )
+    except Exception:
+        check_arguments(
+            "grid_sampler_2d_backward",
+            (
+                ("interpolation_mode", "int", 4),
+                ("padding_mode", "int", 5),
+                ("align_corners", "bool", 6),
+            ),
+            (interpolation_mode, padding_mode, align_corners),
+        )
+        raise
 
 
 def grid_sampler_3d(
@@ -8528,9 +11288,29 @@ def grid_sampler_3d(
         input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
-    return operators.grid_sampler_3d.fast(
-        input, grid, interpolation_mode, padding_mode, align_corners
-    )
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(padding_mode, "grid_sampler_3d", "padding_mode", 4)
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_3d", "align_corners", 5)
+    try:
+        return operators.grid_sampler_3d.fast(
+            input, grid, interpolation_mode, padding_mode, align_corners
+        )
+    except Exception:
+        check_arguments(
+            "grid_sampler_3d",
+            (
+                ("interpolation_mode", "int", 3),
+                ("padding_mode", "int", 4),
+                ("align_corners", "bool", 5),
+            ),
+            (interpolation_mode, padding_mode, align_corners),
+        )
+        raise
 
 
 def grid_sampler_3d_backward(
@@ -8551,15 +11331,37 @@ def grid_sampler_3d_backward(
         input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
     if type(grid) is not Tensor:
         grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
-    return operators.grid_sampler_3d_backward.fast(
-        grad_output,
-        input,
-        grid,
-        interpolation_mode,
-        padding_mode,
-        align_corners,
-        output_mask,
-    )
+    if type(interpolation_mode) is not int:
+        interpolation_mode = int_argument(
+            interpolation_mode, "grid_sampler_3d_backward", "interpolation_mode", 4
+        )
+    if type(padding_mode) is not int:
+        padding_mode = int_argument(
+            padding_mode, "grid_sampler_3d_backward", "padding_mode", 5
+        )
+    if type(align_corners) is not bool:
+        bool_argument(align_corners, "grid_sampler_3d_backward", "align_corners", 6)
+    try:
+        return operators.grid_sampler_3d_backward.fast(
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+        )
+    except Exception:
+        check_arguments(
+            "grid_sampler_3d_backward",
+            (
+                ("interpolation_mode", "int", 4),
+                ("padding_mode", "int", 5),
+                ("align_corners", "bool", 6),
+            ),
+            (interpolation_mode, padding_mode, align_corners),
+        )
+        raise
 
 
 def _thnn_fused_lstm_cell(
@@ -8628,9 +11430,19 @@ def _thnn_fused_lstm_cell_backward_impl(
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
         )
-    return operators._thnn_fused_lstm_cell_backward_impl.fast(
-        grad_hy, grad_cy, cx, cy, workspace, has_bias
-    )
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_lstm_cell_backward_impl", "has_bias", 6)
+    try:
+        return operators._thnn_fused_lstm_cell_backward_impl.fast(
+            grad_hy, grad_cy, cx, cy, workspace, has_bias
+        )
+    except Exception:
+        check_arguments(
+            "_thnn_fused_lstm_cell_backward_impl",
+            (("has_bias", "bool", 6),),
+            (has_bias,),
+        )
+        raise
 
 
 def _thnn_fused_lstm_cell_backward(
@@ -8664,9 +11476,17 @@ def _thnn_fused_lstm_cell_backward(
         workspace = tensor_argument(
             workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
         )
-    return composites.thnn_fused_lstm_cell_backward(
-        grad_hy, grad_cy, cx, cy, workspace, has_bias
-    )
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_lstm_cell_backward", "has_bias", 6)
+    try:
+        return composites.thnn_fused_lstm_cell_backward(
+            grad_hy, grad_cy, cx, cy, workspace, has_bias
+        )
+    except Exception:
+        check_arguments(
+            "_thnn_fused_lstm_cell_backward", (("has_bias", "bool", 6),), (has_bias,)
+        )
+        raise
 
 
 def _thnn_differentiable_lstm_cell_backward(
@@ -8788,7 +11608,17 @@ def _thnn_fused_gru_cell_backward(
         workspace = tensor_argument(
             workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
         )
-    return operators._thnn_fused_gru_cell_backward.fast(grad_hy, workspace, has_bias)
+    if type(has_bias) is not bool:
+        bool_argument(has_bias, "_thnn_fused_gru_cell_backward", "has_bias", 3)
+    try:
+        return operators._thnn_fused_gru_cell_backward.fast(
+            grad_hy, workspace, has_bias
+        )
+    except Exception:
+        check_arguments(
+            "_thnn_fused_gru_cell_backward", (("has_bias", "bool", 3),), (has_bias,)
+        )
+        raise
 
 
 def _thnn_differentiable_gru_cell_backward(
@@ -8987,17 +11817,38 @@ def _scaled_dot_product_attention_math(
             dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
         )
     )
-    return composites._scaled_dot_product_attention_math(
-        query,
-        key,
-        value,
-        attn_mask,
-        dropout_p,
-        is_causal,
-        dropout_mask,
-        scale,
-        enable_gqa,
-    )
+    if dropout_p is None:
+        check_arguments(
+            "_scaled_dot_product_attention_math", (("dropout_p", "float", 5),), (None,)
+        )
+    if type(is_causal) is not bool:
+        bool_argument(is_causal, "_scaled_dot_product_attention_math", "is_causal", 6)
+    if type(enable_gqa) is not bool:
+        bool_argument(enable_gqa, "_scaled_dot_product_attention_math", "enable_gqa", 0)
+    try:
+        return composites._scaled_dot_product_attention_math(
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            dropout_mask,
+            scale,
+            enable_gqa,
+        )
+    except Exception:
+        check_arguments(
+            "_scaled_dot_product_attention_math",
+            (
+                ("dropout_p", "float", 5),
+                ("is_causal", "bool", 6),
+                ("scale", "float?", 0),
+                ("enable_gqa", "bool", 0),
+            ),
+            (dropout_p, is_causal, scale, enable_gqa),
+        )
+        raise
 
 
 def erfc(input: Tensor) -> Tensor:
@@ -9018,21 +11869,35 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "mvlgamma", "input", 1, False)
-    return operators.mvlgamma.fast(input, p)
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma", "p", 2)
+    try:
+        return operators.mvlgamma.fast(input, p)
+    except Exception:
+        check_arguments("mvlgamma", (("p", "int", 2),), (p,))
+        raise
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit(Tensor self, float? eps=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit", "input", 1, False)
-    return operators.logit.fast(input, eps)
+    try:
+        return operators.logit.fast(input, eps)
+    except Exception:
+        check_arguments("logit", (("eps", "float?", 2),), (eps,))
+        raise
 
 
 def logit_(input: Tensor, eps: float | None = None) -> Tensor:
     """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit_", "input", 1, False)
-    return operators.logit_.fast(input, eps)
+    try:
+        return operators.logit_.fast(input, eps)
+    except Exception:
+        check_arguments("logit_", (("eps", "float?", 2),), (eps,))
+        raise
 
 
 def sinc(input: Tensor) -> Tensor:
@@ -9067,7 +11932,13 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "polygamma", "input", 2, False)
-    return operators.polygamma.fast(n, input)
+    if type(n) is not int:
+        n = int_argument(n, "polygamma", "n", 1)
+    try:
+        return operators.polygamma.fast(n, input)
+    except Exception:
+        check_arguments("polygamma", (("n", "int", 1),), (n,))
+        raise
 
 
 def erfinv(input: Tensor) -> Tensor:
@@ -9119,7 +11990,11 @@ def logit_backward(
         )
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit_backward", "input", 2, False)
-    return operators.logit_backward.fast(grad_output, input, eps)
+    try:
+        return operators.logit_backward.fast(grad_output, input, eps)
+    except Exception:
+        check_arguments("logit_backward", (("eps", "float?", 3),), (eps,))
+        raise
 
 
 def _fft_r2c(
@@ -9134,19 +12009,31 @@ def _fft_r2c(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_r2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_r2c", "dim")
-    if out is not None:  # _fft_r2c.out
-        return write_out(
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_r2c", "normalization", 3)
+    if type(onesided) is not bool:
+        bool_argument(onesided, "_fft_r2c", "onesided", 4)
+    try:
+        if out is not None:  # _fft_r2c.out
+            return write_out(
+                "_fft_r2c",
+                out,
+                operators._fft_r2c.call,
+                (
+                    input,
+                    dim,
+                    normalization,
+                    onesided,
+                ),
+            )
+        return operators._fft_r2c.fast(input, dim, normalization, onesided)
+    except Exception:
+        check_arguments(
             "_fft_r2c",
-            out,
-            operators._fft_r2c.call,
-            (
-                input,
-                dim,
-                normalization,
-                onesided,
-            ),
+            (("normalization", "int", 3), ("onesided", "bool", 4)),
+            (normalization, onesided),
         )
-    return operators._fft_r2c.fast(input, dim, normalization, onesided)
+        raise
 
 
 def _fft_c2r(
@@ -9161,19 +12048,31 @@ def _fft_c2r(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2r", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2r", "dim")
-    if out is not None:  # _fft_c2r.out
-        return write_out(
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_c2r", "normalization", 3)
+    if type(last_dim_size) is not int:
+        last_dim_size = int_argument(last_dim_size, "_fft_c2r", "last_dim_size", 4)
+    try:
+        if out is not None:  # _fft_c2r.out
+            return write_out(
+                "_fft_c2r",
+                out,
+                operators._fft_c2r.call,
+                (
+                    input,
+                    dim,
+                    normalization,
+                    last_dim_size,
+                ),
+            )
+        return operators._fft_c2r.fast(input, dim, normalization, last_dim_size)
+    except Exception:
+        check_arguments(
             "_fft_c2r",
-            out,
-            operators._fft_c2r.call,
-            (
-                input,
-                dim,
-                normalization,
-                last_dim_size,
-            ),
+            (("normalization", "int", 3), ("last_dim_size", "int", 4)),
+            (normalization, last_dim_size),
         )
-    return operators._fft_c2r.fast(input, dim, normalization, last_dim_size)
+        raise
 
 
 def _fft_c2c(
@@ -9188,19 +12087,31 @@ def _fft_c2c(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_fft_c2c", "input", 1, False)
     dim = int_list_argument(dim, "_fft_c2c", "dim")
-    if out is not None:  # _fft_c2c.out
-        return write_out(
+    if type(normalization) is not int:
+        normalization = int_argument(normalization, "_fft_c2c", "normalization", 3)
+    if type(forward) is not bool:
+        bool_argument(forward, "_fft_c2c", "forward", 4)
+    try:
+        if out is not None:  # _fft_c2c.out
+            return write_out(
+                "_fft_c2c",
+                out,
+                operators._fft_c2c.call,
+                (
+                    input,
+                    dim,
+                    normalization,
+                    forward,
+                ),
+            )
+        return operators._fft_c2c.fast(input, dim, normalization, forward)
+    except Exception:
+        check_arguments(
             "_fft_c2c",
-            out,
-            operators._fft_c2c.call,
-            (
-                input,
-                dim,
-                normalization,
-                forward,
-            ),
+            (("normalization", "int", 3), ("forward", "bool", 4)),
+            (normalization, forward),
         )
-    return operators._fft_c2c.fast(input, dim, normalization, forward)
+        raise
 
 
 squeeze = Overloads(

@@ -10,7 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
+    check_arguments,
     dtype_argument,
+    int_argument,
     write_out,
     int_list_argument,
     int_list_varargs,
@@ -206,14 +209,24 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_logit", "input", 1, False)
-    return composites.special_logit(input, eps)
+    try:
+        return composites.special_logit(input, eps)
+    except Exception:
+        check_arguments("logit", (("eps", "float?", 2),), (eps,))
+        raise
 
 
 def polygamma(n: int, input: Tensor) -> Tensor:
     """``special_polygamma(int n, Tensor self) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_polygamma", "input", 2, False)
-    return composites.special_polygamma(n, input)
+    if type(n) is not int:
+        n = int_argument(n, "special_polygamma", "n", 1)
+    try:
+        return composites.special_polygamma(n, input)
+    except Exception:
+        check_arguments("polygamma", (("n", "int", 1),), (n,))
+        raise
 
 
 def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
@@ -221,7 +234,13 @@ def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "special_logsumexp", "dim")
-    return composites.special_logsumexp(input, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "special_logsumexp", "keepdim", 3)
+    try:
+        return composites.special_logsumexp(input, dim, keepdim)
+    except Exception:
+        check_arguments("logsumexp", (("keepdim", "bool", 3),), (keepdim,))
+        raise
 
 
 def expit(input: Tensor) -> Tensor:
@@ -242,7 +261,13 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_round", "input", 1, False)
-    return composites.special_round(input, decimals)
+    if type(decimals) is not int:
+        decimals = int_argument(decimals, "special_round", "decimals", 0)
+    try:
+        return composites.special_round(input, decimals)
+    except Exception:
+        check_arguments("round", (("decimals", "int", 0),), (decimals,))
+        raise
 
 
 def log1p(input: Tensor) -> Tensor:
@@ -257,7 +282,13 @@ def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return composites.special_log_softmax(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "special_log_softmax", "dim", 2)
+    try:
+        return composites.special_log_softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("log_softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -282,7 +313,13 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     """``special_multigammaln(Tensor self, int p) -> Tensor``"""
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_multigammaln", "input", 1, False)
-    return composites.special_multigammaln(input, p)
+    if type(p) is not int:
+        p = int_argument(p, "special_multigammaln", "p", 2)
+    try:
+        return composites.special_multigammaln(input, p)
+    except Exception:
+        check_arguments("multigammaln", (("p", "int", 2),), (p,))
+        raise
 
 
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
@@ -290,7 +327,13 @@ def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
-    return composites.special_softmax(input, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "special_softmax", "dim", 2)
+    try:
+        return composites.special_softmax(input, dim, dtype)
+    except Exception:
+        check_arguments("softmax", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def bessel_j0(input: Tensor) -> Tensor:

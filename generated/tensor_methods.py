@@ -10,7 +10,10 @@ from typing import Any
 
 from gradgen import composites
 from gradgen.arguments import (
+    bool_argument,
+    check_arguments,
     dtype_argument,
+    int_argument,
     int_list_argument,
     int_list_varargs,
     tensor_argument,
@@ -32,7 +35,13 @@ def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
 def expand(self: Tensor, *size: int | Sequence[int], implicit: bool = False) -> Tensor:
     """``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``"""
     size = int_list_varargs(size, "expand", "size")
-    return operators.expand.fast(self, size, implicit)
+    if type(implicit) is not bool:
+        bool_argument(implicit, "expand", "implicit", 0)
+    try:
+        return operators.expand.fast(self, size, implicit)
+    except Exception:
+        check_arguments("expand", (("implicit", "bool", 0),), (implicit,))
+        raise
 
 
 def sum_to_size(self: Tensor, *size: int | Sequence[int]) -> Tensor:
@@ -55,12 +64,28 @@ def reshape(self: Tensor, *shape: int | Sequence[int]) -> Tensor:
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
-    return operators.unsqueeze.fast(self, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsqueeze", "dim", 1)
+    try:
+        return operators.unsqueeze.fast(self, dim)
+    except Exception:
+        check_arguments("unsqueeze", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
-    return operators.transpose_int.fast(self, dim0, dim1)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "transpose", "dim0", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "transpose", "dim1", 2)
+    try:
+        return operators.transpose_int.fast(self, dim0, dim1)
+    except Exception:
+        check_arguments(
+            "transpose", (("dim0", "int", 1), ("dim1", "int", 2)), (dim0, dim1)
+        )
+        raise
 
 
 def t(self: Tensor) -> Tensor:
@@ -70,7 +95,19 @@ def t(self: Tensor) -> Tensor:
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
-    return composites.flatten(self, start_dim, end_dim)
+    if type(start_dim) is not int:
+        start_dim = int_argument(start_dim, "flatten", "start_dim", 1)
+    if type(end_dim) is not int:
+        end_dim = int_argument(end_dim, "flatten", "end_dim", 2)
+    try:
+        return composites.flatten(self, start_dim, end_dim)
+    except Exception:
+        check_arguments(
+            "flatten",
+            (("start_dim", "int", 1), ("end_dim", "int", 2)),
+            (start_dim, end_dim),
+        )
+        raise
 
 
 def contiguous(self: Tensor, *, memory_format: Any = "contiguous_format") -> Tensor:
@@ -80,7 +117,17 @@ def contiguous(self: Tensor, *, memory_format: Any = "contiguous_format") -> Ten
 
 def select(self: Tensor, dim: int, index: int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
-    return operators.select_int.fast(self, dim, index)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select", "dim", 1)
+    if type(index) is not int:
+        index = int_argument(index, "select", "index", 2)
+    try:
+        return operators.select_int.fast(self, dim, index)
+    except Exception:
+        check_arguments(
+            "select", (("dim", "int", 1), ("index", "int", 2)), (dim, index)
+        )
+        raise
 
 
 def slice(
@@ -91,28 +138,85 @@ def slice(
     step: int = 1,
 ) -> Tensor:
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
-    return operators.slice_Tensor.fast(self, dim, start, end, step)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice", "dim", 1)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice", "start", 2)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice", "end", 3)
+    if type(step) is not int:
+        step = int_argument(step, "slice", "step", 4)
+    try:
+        return operators.slice_Tensor.fast(self, dim, start, end, step)
+    except Exception:
+        check_arguments(
+            "slice",
+            (
+                ("dim", "int", 1),
+                ("start", "int?", 2),
+                ("end", "int?", 3),
+                ("step", "int", 4),
+            ),
+            (dim, start, end, step),
+        )
+        raise
 
 
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
-    return composites.narrow(self, dim, start, length)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow", "dim", 1)
+    if type(start) is not int:
+        start = int_argument(start, "narrow", "start", 2)
+    if type(length) is not int:
+        length = int_argument(length, "narrow", "length", 3)
+    try:
+        return composites.narrow(self, dim, start, length)
+    except Exception:
+        check_arguments(
+            "narrow",
+            (("dim", "int", 1), ("start", "int", 2), ("length", "int", 3)),
+            (dim, start, length),
+        )
+        raise
 
 
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
     split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
-    return tuple(operators.split_with_sizes.fast(self, split_sizes, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "split_with_sizes", "dim", 2)
+    try:
+        return tuple(operators.split_with_sizes.fast(self, split_sizes, dim))
+    except Exception:
+        check_arguments("split_with_sizes", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
-    return tuple(composites.chunk(self, chunks, dim))
+    if type(chunks) is not int:
+        chunks = int_argument(chunks, "chunk", "chunks", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "chunk", "dim", 2)
+    try:
+        return tuple(composites.chunk(self, chunks, dim))
+    except Exception:
+        check_arguments(
+            "chunk", (("chunks", "int", 1), ("dim", "int", 2)), (chunks, dim)
+        )
+        raise
 
 
 def unbind(self: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
-    return tuple(operators.unbind_int.fast(self, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "unbind", "dim", 1)
+    try:
+        return tuple(operators.unbind_int.fast(self, dim))
+    except Exception:
+        check_arguments("unbind", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
@@ -137,21 +241,21 @@ def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
 def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "expand_as", "other", 2, True)
+        other = tensor_argument(other, "expand_as", "other", 1, True)
     return composites.expand_as(self, other)
 
 
 def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "view_as", "other", 2, True)
+        other = tensor_argument(other, "view_as", "other", 1, True)
     return composites.view_as(self, other)
 
 
 def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "reshape_as", "other", 2, True)
+        other = tensor_argument(other, "reshape_as", "other", 1, True)
     return composites.reshape_as(self, other)
 
 
@@ -162,17 +266,51 @@ def detach_(self: Tensor) -> Tensor:
 
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-    return operators.diagonal.fast(self, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal", "offset", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal", "dim1", 2)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal", "dim2", 3)
+    try:
+        return operators.diagonal.fast(self, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal",
+            (("offset", "int", 1), ("dim1", "int", 2), ("dim2", "int", 3)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-    return operators.diag_embed.fast(self, offset, dim1, dim2)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diag_embed", "offset", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diag_embed", "dim1", 2)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diag_embed", "dim2", 3)
+    try:
+        return operators.diag_embed.fast(self, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diag_embed",
+            (("offset", "int", 1), ("dim1", "int", 2), ("dim2", "int", 3)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-    return composites.diag(self, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "diag", "diagonal", 1)
+    try:
+        return composites.diag(self, diagonal)
+    except Exception:
+        check_arguments("diag", (("diagonal", "int", 1),), (diagonal,))
+        raise
 
 
 def broadcast_to(self: Tensor, *size: int | Sequence[int]) -> Tensor:
@@ -184,7 +322,13 @@ def broadcast_to(self: Tensor, *size: int | Sequence[int]) -> Tensor:
 def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
     sizes = int_list_argument(sizes, "unflatten", "sizes")
-    return composites.unflatten(self, dim, sizes)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unflatten", "dim", 1)
+    try:
+        return composites.unflatten(self, dim, sizes)
+    except Exception:
+        check_arguments("unflatten", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def tile(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
@@ -205,12 +349,32 @@ def flipud(self: Tensor) -> Tensor:
 
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
-    return composites.swapaxes(self, axis0, axis1)
+    if type(axis0) is not int:
+        axis0 = int_argument(axis0, "swapaxes", "axis0", 1)
+    if type(axis1) is not int:
+        axis1 = int_argument(axis1, "swapaxes", "axis1", 2)
+    try:
+        return composites.swapaxes(self, axis0, axis1)
+    except Exception:
+        check_arguments(
+            "swapaxes", (("axis0", "int", 1), ("axis1", "int", 2)), (axis0, axis1)
+        )
+        raise
 
 
 def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
-    return composites.swapaxes(self, dim0, dim1)
+    if type(dim0) is not int:
+        dim0 = int_argument(dim0, "swapdims", "dim0", 1)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "swapdims", "dim1", 2)
+    try:
+        return composites.swapaxes(self, dim0, dim1)
+    except Exception:
+        check_arguments(
+            "swapdims", (("dim0", "int", 1), ("dim1", "int", 2)), (dim0, dim1)
+        )
+        raise
 
 
 def as_strided(
@@ -222,7 +386,15 @@ def as_strided(
     """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
     size = int_list_argument(size, "as_strided", "size")
     stride = int_list_argument(stride, "as_strided", "stride")
-    return operators.as_strided.fast(self, size, stride, storage_offset)
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(storage_offset, "as_strided", "storage_offset", 3)
+    try:
+        return operators.as_strided.fast(self, size, stride, storage_offset)
+    except Exception:
+        check_arguments(
+            "as_strided", (("storage_offset", "int?", 3),), (storage_offset,)
+        )
+        raise
 
 
 def as_strided_scatter(
@@ -234,25 +406,77 @@ def as_strided_scatter(
 ) -> Tensor:
     """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+        src = tensor_argument(src, "as_strided_scatter", "src", 1, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
-    return operators.as_strided_scatter.fast(self, src, size, stride, storage_offset)
+    if type(storage_offset) is not int and storage_offset is not None:
+        storage_offset = int_argument(
+            storage_offset, "as_strided_scatter", "storage_offset", 4
+        )
+    try:
+        return operators.as_strided_scatter.fast(
+            self, src, size, stride, storage_offset
+        )
+    except Exception:
+        check_arguments(
+            "as_strided_scatter", (("storage_offset", "int?", 4),), (storage_offset,)
+        )
+        raise
 
 
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
-    return operators.unfold.fast(self, dimension, size, step)
+    if type(dimension) is not int:
+        dimension = int_argument(dimension, "unfold", "dimension", 1)
+    if type(size) is not int:
+        size = int_argument(size, "unfold", "size", 2)
+    if type(step) is not int:
+        step = int_argument(step, "unfold", "step", 3)
+    try:
+        return operators.unfold.fast(self, dimension, size, step)
+    except Exception:
+        check_arguments(
+            "unfold",
+            (("dimension", "int", 1), ("size", "int", 2), ("step", "int", 3)),
+            (dimension, size, step),
+        )
+        raise
 
 
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
-    return operators.narrow_copy.fast(self, dim, start, length)
+    if type(dim) is not int:
+        dim = int_argument(dim, "narrow_copy", "dim", 1)
+    if type(start) is not int:
+        start = int_argument(start, "narrow_copy", "start", 2)
+    if type(length) is not int:
+        length = int_argument(length, "narrow_copy", "length", 3)
+    try:
+        return operators.narrow_copy.fast(self, dim, start, length)
+    except Exception:
+        check_arguments(
+            "narrow_copy",
+            (("dim", "int", 1), ("start", "int", 2), ("length", "int", 3)),
+            (dim, start, length),
+        )
+        raise
 
 
 def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
     """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
-    return tuple(operators.unsafe_split_Tensor.fast(self, split_size, dim))
+    if type(split_size) is not int:
+        split_size = int_argument(split_size, "unsafe_split", "split_size", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split", "dim", 2)
+    try:
+        return tuple(operators.unsafe_split_Tensor.fast(self, split_size, dim))
+    except Exception:
+        check_arguments(
+            "unsafe_split",
+            (("split_size", "int", 1), ("dim", "int", 2)),
+            (split_size, dim),
+        )
+        raise
 
 
 def unsafe_split_with_sizes(
@@ -262,33 +486,57 @@ def unsafe_split_with_sizes(
     split_sizes = int_list_argument(
         split_sizes, "unsafe_split_with_sizes", "split_sizes"
     )
-    return tuple(operators.unsafe_split_with_sizes.fast(self, split_sizes, dim))
+    if type(dim) is not int:
+        dim = int_argument(dim, "unsafe_split_with_sizes", "dim", 2)
+    try:
+        return tuple(operators.unsafe_split_with_sizes.fast(self, split_sizes, dim))
+    except Exception:
+        check_arguments("unsafe_split_with_sizes", (("dim", "int", 2),), (dim,))
+        raise
 
 
 def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
     dims = int_list_argument(dims, "rot90", "dims")
-    return operators.rot90.fast(self, k, dims)
+    if type(k) is not int:
+        k = int_argument(k, "rot90", "k", 1)
+    try:
+        return operators.rot90.fast(self, k, dims)
+    except Exception:
+        check_arguments("rot90", (("k", "int", 1),), (k,))
+        raise
 
 
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "add", "other", 2, True)
-    return operators.add_Tensor.fast(self, other, alpha)
+        other = tensor_argument(other, "add", "other", 1, True)
+    if alpha is None:
+        check_arguments("add", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.add_Tensor.fast(self, other, alpha)
+    except Exception:
+        check_arguments("add", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "sub", "other", 2, True)
-    return operators.sub_Tensor.fast(self, other, alpha)
+        other = tensor_argument(other, "sub", "other", 1, True)
+    if alpha is None:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.sub_Tensor.fast(self, other, alpha)
+    except Exception:
+        check_arguments("sub", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def mul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "mul", "other", 2, True)
+        other = tensor_argument(other, "mul", "other", 1, True)
     return operators.mul_Tensor.fast(self, other)
 
 
@@ -324,29 +572,53 @@ def _to_copy(
 ) -> Tensor:
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators._to_copy.fast(
-        self, dtype, layout, device, pin_memory, non_blocking, memory_format
-    )
+    if type(pin_memory) is not bool and pin_memory is not None:
+        bool_argument(pin_memory, "_to_copy", "pin_memory", 0)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "_to_copy", "non_blocking", 0)
+    try:
+        return operators._to_copy.fast(
+            self, dtype, layout, device, pin_memory, non_blocking, memory_format
+        )
+    except Exception:
+        check_arguments(
+            "_to_copy",
+            (("pin_memory", "bool?", 0), ("non_blocking", "bool", 0)),
+            (pin_memory, non_blocking),
+        )
+        raise
 
 
 def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "add_", "other", 2, True)
-    return operators.add__Tensor.fast(self, other, alpha)
+        other = tensor_argument(other, "add_", "other", 1, True)
+    if alpha is None:
+        check_arguments("add_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.add__Tensor.fast(self, other, alpha)
+    except Exception:
+        check_arguments("add_", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "sub_", "other", 2, True)
-    return operators.sub__Tensor.fast(self, other, alpha)
+        other = tensor_argument(other, "sub_", "other", 1, True)
+    if alpha is None:
+        check_arguments("sub_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.sub__Tensor.fast(self, other, alpha)
+    except Exception:
+        check_arguments("sub_", (("alpha", "Scalar", 0),), (alpha,))
+        raise
 
 
 def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "mul_", "other", 2, True)
+        other = tensor_argument(other, "mul_", "other", 1, True)
     return operators.mul__Tensor.fast(self, other)
 
 
@@ -533,70 +805,70 @@ def tanh_(self: Tensor) -> Tensor:
 def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "true_divide", "other", 2, True)
+        other = tensor_argument(other, "true_divide", "other", 1, True)
     return composites.true_divide(self, other)
 
 
 def maximum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "maximum", "other", 2, True)
+        other = tensor_argument(other, "maximum", "other", 1, True)
     return operators.maximum.fast(self, other)
 
 
 def minimum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "minimum", "other", 2, True)
+        other = tensor_argument(other, "minimum", "other", 1, True)
     return operators.minimum.fast(self, other)
 
 
 def fmax(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmax", "other", 2, True)
+        other = tensor_argument(other, "fmax", "other", 1, True)
     return operators.fmax.fast(self, other)
 
 
 def fmin(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmin", "other", 2, True)
+        other = tensor_argument(other, "fmin", "other", 1, True)
     return operators.fmin.fast(self, other)
 
 
 def atan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "atan2", "other", 2, True)
+        other = tensor_argument(other, "atan2", "other", 1, True)
     return operators.atan2.fast(self, other)
 
 
 def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "hypot", "other", 2, True)
+        other = tensor_argument(other, "hypot", "other", 1, True)
     return operators.hypot.fast(self, other)
 
 
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_and", "other", 2, True)
+        other = tensor_argument(other, "logical_and", "other", 1, True)
     return operators.logical_and.fast(self, other)
 
 
 def logical_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_or", "other", 2, True)
+        other = tensor_argument(other, "logical_or", "other", 1, True)
     return operators.logical_or.fast(self, other)
 
 
 def logical_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_xor", "other", 2, True)
+        other = tensor_argument(other, "logical_xor", "other", 1, True)
     return operators.logical_xor.fast(self, other)
 
 
@@ -608,21 +880,21 @@ def logical_not(self: Tensor) -> Tensor:
 def bitwise_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_and", "other", 2, True)
+        other = tensor_argument(other, "bitwise_and", "other", 1, True)
     return operators.bitwise_and_Tensor.fast(self, other)
 
 
 def bitwise_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_or", "other", 2, True)
+        other = tensor_argument(other, "bitwise_or", "other", 1, True)
     return operators.bitwise_or_Tensor.fast(self, other)
 
 
 def bitwise_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+        other = tensor_argument(other, "bitwise_xor", "other", 1, True)
     return operators.bitwise_xor_Tensor.fast(self, other)
 
 
@@ -649,8 +921,14 @@ def isfinite(self: Tensor) -> Tensor:
 def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
     """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "copy_", "src", 2, True)
-    return operators.copy_.fast(self, src, non_blocking)
+        src = tensor_argument(src, "copy_", "src", 1, True)
+    if type(non_blocking) is not bool:
+        bool_argument(non_blocking, "copy_", "non_blocking", 2)
+    try:
+        return operators.copy_.fast(self, src, non_blocking)
+    except Exception:
+        check_arguments("copy_", (("non_blocking", "bool", 2),), (non_blocking,))
+        raise
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -667,10 +945,16 @@ def addcmul(
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+        tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
-    return operators.addcmul.fast(self, tensor1, tensor2, value)
+        tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
+    try:
+        return operators.addcmul.fast(self, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcmul", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def addcmul_(
@@ -682,10 +966,16 @@ def addcmul_(
 ) -> Tensor:
     """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
+        tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
-    return operators.addcmul_.fast(self, tensor1, tensor2, value)
+        tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcmul_", (("value", "Scalar", 0),), (None,))
+    try:
+        return operators.addcmul_.fast(self, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcmul_", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def addcdiv(
@@ -697,10 +987,16 @@ def addcdiv(
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+        tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
-    return operators.addcdiv.fast(self, tensor1, tensor2, value)
+        tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
+    try:
+        return operators.addcdiv.fast(self, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcdiv", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def addcdiv_(
@@ -712,10 +1008,16 @@ def addcdiv_(
 ) -> Tensor:
     """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
+        tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
-    return operators.addcdiv_.fast(self, tensor1, tensor2, value)
+        tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 2, True)
+    if value is None:
+        check_arguments("addcdiv_", (("value", "Scalar", 0),), (None,))
+    try:
+        return operators.addcdiv_.fast(self, tensor1, tensor2, value)
+    except Exception:
+        check_arguments("addcdiv_", (("value", "Scalar", 0),), (value,))
+        raise
 
 
 def nan_to_num(
@@ -725,7 +1027,15 @@ def nan_to_num(
     neginf: float | None = None,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-    return operators.nan_to_num.fast(self, nan, posinf, neginf)
+    try:
+        return operators.nan_to_num.fast(self, nan, posinf, neginf)
+    except Exception:
+        check_arguments(
+            "nan_to_num",
+            (("nan", "float?", 1), ("posinf", "float?", 2), ("neginf", "float?", 3)),
+            (nan, posinf, neginf),
+        )
+        raise
 
 
 def nan_to_num_(
@@ -735,7 +1045,15 @@ def nan_to_num_(
     neginf: float | None = None,
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-    return operators.nan_to_num_.fast(self, nan, posinf, neginf)
+    try:
+        return operators.nan_to_num_.fast(self, nan, posinf, neginf)
+    except Exception:
+        check_arguments(
+            "nan_to_num_",
+            (("nan", "float?", 1), ("posinf", "float?", 2), ("neginf", "float?", 3)),
+            (nan, posinf, neginf),
+        )
+        raise
 
 
 def absolute(self: Tensor) -> Tensor:
@@ -771,7 +1089,7 @@ def fix(self: Tensor) -> Tensor:
 def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "arctan2", "other", 2, True)
+        other = tensor_argument(other, "arctan2", "other", 1, True)
     return composites.arctan2(self, other)
 
 
@@ -878,49 +1196,49 @@ def frexp(self: Tensor) -> Tensor:
 def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp", "other", 2, True)
+        other = tensor_argument(other, "ldexp", "other", 1, True)
     return operators.ldexp_Tensor.fast(self, other)
 
 
 def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp_", "other", 2, True)
+        other = tensor_argument(other, "ldexp_", "other", 1, True)
     return operators.ldexp_.fast(self, other)
 
 
 def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside(Tensor self, Tensor values) -> Tensor``"""
     if type(values) is not Tensor:
-        values = tensor_argument(values, "heaviside", "values", 2, True)
+        values = tensor_argument(values, "heaviside", "values", 1, True)
     return operators.heaviside.fast(self, values)
 
 
 def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
     if type(values) is not Tensor:
-        values = tensor_argument(values, "heaviside_", "values", 2, True)
+        values = tensor_argument(values, "heaviside_", "values", 1, True)
     return operators.heaviside_.fast(self, values)
 
 
 def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "nextafter", "other", 2, True)
+        other = tensor_argument(other, "nextafter", "other", 1, True)
     return operators.nextafter.fast(self, other)
 
 
 def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "nextafter_", "other", 2, True)
+        other = tensor_argument(other, "nextafter_", "other", 1, True)
     return operators.nextafter_.fast(self, other)
 
 
 def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp2", "other", 2, True)
+        other = tensor_argument(other, "logaddexp2", "other", 1, True)
     return operators.logaddexp2.fast(self, other)
 
 
@@ -1042,14 +1360,14 @@ def sign_(self: Tensor) -> Tensor:
 def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "atan2_", "other", 2, True)
+        other = tensor_argument(other, "atan2_", "other", 1, True)
     return operators.atan2_.fast(self, other)
 
 
 def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "hypot_", "other", 2, True)
+        other = tensor_argument(other, "hypot_", "other", 1, True)
     return operators.hypot_.fast(self, other)
 
 
@@ -1076,7 +1394,7 @@ def arctan_(self: Tensor) -> Tensor:
 def arctan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "arctan2_", "other", 2, True)
+        other = tensor_argument(other, "arctan2_", "other", 1, True)
     return composites.arctan2_(self, other)
 
 
@@ -1088,7 +1406,7 @@ def negative_(self: Tensor) -> Tensor:
 def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp", "other", 2, True)
+        other = tensor_argument(other, "logaddexp", "other", 1, True)
     return operators.logaddexp.fast(self, other)
 
 
@@ -1096,47 +1414,103 @@ def exponential_(
     self: Tensor, lambd: float = 1, *, generator: Any | None = None
 ) -> Tensor:
     """``exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)``"""
-    return operators.exponential_.fast(self, lambd, generator)
+    if lambd is None:
+        check_arguments("exponential_", (("lambd", "float", 1),), (None,))
+    try:
+        return operators.exponential_.fast(self, lambd, generator)
+    except Exception:
+        check_arguments("exponential_", (("lambd", "float", 1),), (lambd,))
+        raise
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
-    return operators.amax.fast(self, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amax", "keepdim", 2)
+    try:
+        return operators.amax.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments("amax", (("keepdim", "bool", 2),), (keepdim,))
+        raise
 
 
 def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amin", "dim")
-    return operators.amin.fast(self, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "amin", "keepdim", 2)
+    try:
+        return operators.amin.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments("amin", (("keepdim", "bool", 2),), (keepdim,))
+        raise
 
 
 def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    return operators.argmax.fast(self, dim, keepdim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmax", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmax", "keepdim", 2)
+    try:
+        return operators.argmax.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "argmax", (("dim", "int?", 1), ("keepdim", "bool", 2)), (dim, keepdim)
+        )
+        raise
 
 
 def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
-    return operators.argmin.fast(self, dim, keepdim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "argmin", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "argmin", "keepdim", 2)
+    try:
+        return operators.argmin.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "argmin", (("dim", "int?", 1), ("keepdim", "bool", 2)), (dim, keepdim)
+        )
+        raise
 
 
 def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "logsumexp", "dim")
-    return operators.logsumexp.fast(self, dim, keepdim)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "logsumexp", "keepdim", 2)
+    try:
+        return operators.logsumexp.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments("logsumexp", (("keepdim", "bool", 2),), (keepdim,))
+        raise
 
 
 def cumsum(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators.cumsum.fast(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum", "dim", 1)
+    try:
+        return operators.cumsum.fast(self, dim, dtype)
+    except Exception:
+        check_arguments("cumsum", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def cumprod(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return operators.cumprod.fast(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod", "dim", 1)
+    try:
+        return operators.cumprod.fast(self, dim, dtype)
+    except Exception:
+        check_arguments("cumprod", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def allclose(
@@ -1148,14 +1522,28 @@ def allclose(
 ) -> Tensor:
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.fast(self, other, rtol, atol, equal_nan)
+        other = tensor_argument(other, "allclose", "other", 1, True)
+    if rtol is None:
+        check_arguments("allclose", (("rtol", "float", 2),), (None,))
+    if atol is None:
+        check_arguments("allclose", (("atol", "float", 3),), (None,))
+    if type(equal_nan) is not bool:
+        bool_argument(equal_nan, "allclose", "equal_nan", 4)
+    try:
+        return operators.allclose.fast(self, other, rtol, atol, equal_nan)
+    except Exception:
+        check_arguments(
+            "allclose",
+            (("rtol", "float", 2), ("atol", "float", 3), ("equal_nan", "bool", 4)),
+            (rtol, atol, equal_nan),
+        )
+        raise
 
 
 def equal(self: Tensor, other: Tensor | Number) -> Tensor:
     """``equal(Tensor self, Tensor other) -> bool``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "equal", "other", 2, True)
+        other = tensor_argument(other, "equal", "other", 1, True)
     return operators.equal.fast(self, other)
 
 
@@ -1163,34 +1551,85 @@ def topk(
     self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-    return operators.topk.fast(self, k, dim, largest, sorted)
+    if type(k) is not int:
+        k = int_argument(k, "topk", "k", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "topk", "dim", 2)
+    if type(largest) is not bool:
+        bool_argument(largest, "topk", "largest", 3)
+    if type(sorted) is not bool:
+        bool_argument(sorted, "topk", "sorted", 4)
+    try:
+        return operators.topk.fast(self, k, dim, largest, sorted)
+    except Exception:
+        check_arguments(
+            "topk",
+            (
+                ("k", "int", 1),
+                ("dim", "int", 2),
+                ("largest", "bool", 3),
+                ("sorted", "bool", 4),
+            ),
+            (k, dim, largest, sorted),
+        )
+        raise
 
 
 def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
-    return operators.logcumsumexp.fast(self, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "logcumsumexp", "dim", 1)
+    try:
+        return operators.logcumsumexp.fast(self, dim)
+    except Exception:
+        check_arguments("logcumsumexp", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
-    return operators.cumsum_.fast(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumsum_", "dim", 1)
+    try:
+        return operators.cumsum_.fast(self, dim, dtype)
+    except Exception:
+        check_arguments("cumsum_", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
     dtype = dtype_argument(dtype)
-    return operators.cumprod_.fast(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cumprod_", "dim", 1)
+    try:
+        return operators.cumprod_.fast(self, dim, dtype)
+    except Exception:
+        check_arguments("cumprod_", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def cummax(self: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    return operators.cummax.fast(self, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummax", "dim", 1)
+    try:
+        return operators.cummax.fast(self, dim)
+    except Exception:
+        check_arguments("cummax", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def cummin(self: Tensor, dim: int) -> Tensor:
     """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
-    return operators.cummin.fast(self, dim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "cummin", "dim", 1)
+    try:
+        return operators.cummin.fast(self, dim)
+    except Exception:
+        check_arguments("cummin", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def msort(self: Tensor) -> Tensor:
@@ -1200,17 +1639,51 @@ def msort(self: Tensor) -> Tensor:
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    return operators.kthvalue.fast(self, k, dim, keepdim)
+    if type(k) is not int:
+        k = int_argument(k, "kthvalue", "k", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "kthvalue", "dim", 2)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "kthvalue", "keepdim", 3)
+    try:
+        return operators.kthvalue.fast(self, k, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "kthvalue",
+            (("k", "int", 1), ("dim", "int", 2), ("keepdim", "bool", 3)),
+            (k, dim, keepdim),
+        )
+        raise
 
 
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
     """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
-    return operators.mode.fast(self, dim, keepdim)
+    if type(dim) is not int:
+        dim = int_argument(dim, "mode", "dim", 1)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "mode", "keepdim", 2)
+    try:
+        return operators.mode.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "mode", (("dim", "int", 1), ("keepdim", "bool", 2)), (dim, keepdim)
+        )
+        raise
 
 
 def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
-    return operators.aminmax.fast(self, dim, keepdim)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "aminmax", "dim", 0)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "aminmax", "keepdim", 0)
+    try:
+        return operators.aminmax.fast(self, dim, keepdim)
+    except Exception:
+        check_arguments(
+            "aminmax", (("dim", "int?", 0), ("keepdim", "bool", 0)), (dim, keepdim)
+        )
+        raise
 
 
 def nansum(
@@ -1223,7 +1696,13 @@ def nansum(
     """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
     dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
     dtype = dtype_argument(dtype)
-    return operators.nansum.fast(self, dim, keepdim, dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nansum", "keepdim", 2)
+    try:
+        return operators.nansum.fast(self, dim, keepdim, dtype)
+    except Exception:
+        check_arguments("nansum", (("keepdim", "bool", 2),), (keepdim,))
+        raise
 
 
 def nanmean(
@@ -1236,7 +1715,13 @@ def nanmean(
     """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
     dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
     dtype = dtype_argument(dtype)
-    return composites.nanmean(self, dim, keepdim, dtype)
+    if type(keepdim) is not bool:
+        bool_argument(keepdim, "nanmean", "keepdim", 2)
+    try:
+        return composites.nanmean(self, dim, keepdim, dtype)
+    except Exception:
+        check_arguments("nanmean", (("keepdim", "bool", 2),), (keepdim,))
+        raise
 
 
 def diff(
@@ -1250,12 +1735,20 @@ def diff(
     prepend = (
         None
         if prepend is None
-        else tensor_argument(prepend, "diff", "prepend", 4, True)
+        else tensor_argument(prepend, "diff", "prepend", 3, True)
     )
     append = (
-        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+        None if append is None else tensor_argument(append, "diff", "append", 4, True)
     )
-    return composites.diff(self, n, dim, prepend, append)
+    if type(n) is not int:
+        n = int_argument(n, "diff", "n", 1)
+    if type(dim) is not int:
+        dim = int_argument(dim, "diff", "dim", 2)
+    try:
+        return composites.diff(self, n, dim, prepend, append)
+    except Exception:
+        check_arguments("diff", (("n", "int", 1), ("dim", "int", 2)), (n, dim))
+        raise
 
 
 def nonzero(self: Tensor) -> Tensor:
@@ -1275,7 +1768,21 @@ def argwhere(self: Tensor) -> Tensor:
 
 def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
-    return operators.histc.fast(self, bins, min, max)
+    if type(bins) is not int:
+        bins = int_argument(bins, "histc", "bins", 1)
+    if min is None:
+        check_arguments("histc", (("min", "Scalar", 2),), (None,))
+    if max is None:
+        check_arguments("histc", (("max", "Scalar", 3),), (None,))
+    try:
+        return operators.histc.fast(self, bins, min, max)
+    except Exception:
+        check_arguments(
+            "histc",
+            (("bins", "int", 1), ("min", "Scalar", 2), ("max", "Scalar", 3)),
+            (bins, min, max),
+        )
+        raise
 
 
 def bincount(
@@ -1285,16 +1792,28 @@ def bincount(
     weights = (
         None
         if weights is None
-        else tensor_argument(weights, "bincount", "weights", 2, True)
+        else tensor_argument(weights, "bincount", "weights", 1, True)
     )
-    return operators.bincount.fast(self, weights, minlength)
+    if type(minlength) is not int:
+        minlength = int_argument(minlength, "bincount", "minlength", 2)
+    try:
+        return operators.bincount.fast(self, weights, minlength)
+    except Exception:
+        check_arguments("bincount", (("minlength", "int", 2),), (minlength,))
+        raise
 
 
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_select", "index", 3, True)
-    return operators.index_select.fast(self, dim, index)
+        index = tensor_argument(index, "index_select", "index", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_select", "dim", 1)
+    try:
+        return operators.index_select.fast(self, dim, index)
+    except Exception:
+        check_arguments("index_select", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def index_add(
@@ -1307,10 +1826,20 @@ def index_add(
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_add", "index", 3, True)
+        index = tensor_argument(index, "index_add", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_add", "source", 4, True)
-    return operators.index_add.fast(self, dim, index, source, alpha)
+        source = tensor_argument(source, "index_add", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add", "dim", 1)
+    if alpha is None:
+        check_arguments("index_add", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.index_add.fast(self, dim, index, source, alpha)
+    except Exception:
+        check_arguments(
+            "index_add", (("dim", "int", 1), ("alpha", "Scalar", 0)), (dim, alpha)
+        )
+        raise
 
 
 def gather(
@@ -1318,8 +1847,20 @@ def gather(
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "gather", "index", 3, True)
-    return operators.gather.fast(self, dim, index, sparse_grad)
+        index = tensor_argument(index, "gather", "index", 2, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "gather", "dim", 1)
+    if type(sparse_grad) is not bool:
+        bool_argument(sparse_grad, "gather", "sparse_grad", 0)
+    try:
+        return operators.gather.fast(self, dim, index, sparse_grad)
+    except Exception:
+        check_arguments(
+            "gather",
+            (("dim", "int", 1), ("sparse_grad", "bool", 0)),
+            (dim, sparse_grad),
+        )
+        raise
 
 
 def scatter_add(
@@ -1327,15 +1868,21 @@ def scatter_add(
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_add", "index", 3, True)
+        index = tensor_argument(index, "scatter_add", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_add", "src", 4, True)
-    return operators.scatter_add.fast(self, dim, index, src)
+        src = tensor_argument(src, "scatter_add", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add", "dim", 1)
+    try:
+        return operators.scatter_add.fast(self, dim, index, src)
+    except Exception:
+        check_arguments("scatter_add", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
-    indices = tensor_list_argument(indices, "index", "indices", 2, True)
+    indices = tensor_list_argument(indices, "index", "indices", 1, True)
     return operators.index_Tensor.fast(self, indices)
 
 
@@ -1346,10 +1893,16 @@ def index_put(
     accumulate: bool = False,
 ) -> Tensor:
     """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
-    indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
+    indices = tensor_list_argument(indices, "index_put", "indices", 1, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put", "values", 3, True)
-    return operators.index_put.fast(self, indices, values, accumulate)
+        values = tensor_argument(values, "index_put", "values", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put", "accumulate", 3)
+    try:
+        return operators.index_put.fast(self, indices, values, accumulate)
+    except Exception:
+        check_arguments("index_put", (("accumulate", "bool", 3),), (accumulate,))
+        raise
 
 
 def index_put_(
@@ -1359,10 +1912,16 @@ def index_put_(
     accumulate: bool = False,
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
-    indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
+    indices = tensor_list_argument(indices, "index_put_", "indices", 1, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put_", "values", 3, True)
-    return operators.index_put_.fast(self, indices, values, accumulate)
+        values = tensor_argument(values, "index_put_", "values", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "index_put_", "accumulate", 3)
+    try:
+        return operators.index_put_.fast(self, indices, values, accumulate)
+    except Exception:
+        check_arguments("index_put_", (("accumulate", "bool", 3),), (accumulate,))
+        raise
 
 
 def scatter_reduce(
@@ -1376,12 +1935,24 @@ def scatter_reduce(
 ) -> Tensor:
     """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+        index = tensor_argument(index, "scatter_reduce", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_reduce", "src", 4, True)
-    return operators.scatter_reduce_two.fast(
-        self, dim, index, src, reduce, include_self
-    )
+        src = tensor_argument(src, "scatter_reduce", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce", "include_self", 0)
+    try:
+        return operators.scatter_reduce_two.fast(
+            self, dim, index, src, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "scatter_reduce",
+            (("dim", "int", 1), ("reduce", "str", 4), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def index_copy(
@@ -1389,10 +1960,16 @@ def index_copy(
 ) -> Tensor:
     """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_copy", "index", 3, True)
+        index = tensor_argument(index, "index_copy", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_copy", "source", 4, True)
-    return operators.index_copy.fast(self, dim, index, source)
+        source = tensor_argument(source, "index_copy", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy", "dim", 1)
+    try:
+        return operators.index_copy.fast(self, dim, index, source)
+    except Exception:
+        check_arguments("index_copy", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def masked_scatter(
@@ -1400,23 +1977,23 @@ def masked_scatter(
 ) -> Tensor:
     """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+        mask = tensor_argument(mask, "masked_scatter", "mask", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "masked_scatter", "source", 3, True)
+        source = tensor_argument(source, "masked_scatter", "source", 2, True)
     return operators.masked_scatter.fast(self, mask, source)
 
 
 def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
     """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+        mask = tensor_argument(mask, "masked_select", "mask", 1, True)
     return operators.masked_select.fast(self, mask)
 
 
 def take(self: Tensor, index: Tensor | Number) -> Tensor:
     """``take(Tensor self, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "take", "index", 2, True)
+        index = tensor_argument(index, "take", "index", 1, True)
     return operators.take.fast(self, index)
 
 
@@ -1425,8 +2002,14 @@ def take_along_dim(
 ) -> Tensor:
     """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
-    return composites.take_along_dim(self, indices, dim)
+        indices = tensor_argument(indices, "take_along_dim", "indices", 1, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "take_along_dim", "dim", 2)
+    try:
+        return composites.take_along_dim(self, indices, dim)
+    except Exception:
+        check_arguments("take_along_dim", (("dim", "int?", 2),), (dim,))
+        raise
 
 
 def put(
@@ -1437,10 +2020,16 @@ def put(
 ) -> Tensor:
     """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "put", "index", 2, True)
+        index = tensor_argument(index, "put", "index", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "put", "source", 3, True)
-    return operators.put.fast(self, index, source, accumulate)
+        source = tensor_argument(source, "put", "source", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put", "accumulate", 3)
+    try:
+        return operators.put.fast(self, index, source, accumulate)
+    except Exception:
+        check_arguments("put", (("accumulate", "bool", 3),), (accumulate,))
+        raise
 
 
 def scatter_add_(
@@ -1448,10 +2037,16 @@ def scatter_add_(
 ) -> Tensor:
     """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_add_", "index", 3, True)
+        index = tensor_argument(index, "scatter_add_", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_add_", "src", 4, True)
-    return operators.scatter_add_.fast(self, dim, index, src)
+        src = tensor_argument(src, "scatter_add_", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_add_", "dim", 1)
+    try:
+        return operators.scatter_add_.fast(self, dim, index, src)
+    except Exception:
+        check_arguments("scatter_add_", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def scatter_reduce_(
@@ -1465,12 +2060,24 @@ def scatter_reduce_(
 ) -> Tensor:
     """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_reduce_", "index", 3, True)
+        index = tensor_argument(index, "scatter_reduce_", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_reduce_", "src", 4, True)
-    return operators.scatter_reduce__two.fast(
-        self, dim, index, src, reduce, include_self
-    )
+        src = tensor_argument(src, "scatter_reduce_", "src", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "scatter_reduce_", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "scatter_reduce_", "include_self", 0)
+    try:
+        return operators.scatter_reduce__two.fast(
+            self, dim, index, src, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "scatter_reduce_",
+            (("dim", "int", 1), ("reduce", "str", 4), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def index_add_(
@@ -1483,10 +2090,20 @@ def index_add_(
 ) -> Tensor:
     """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_add_", "index", 3, True)
+        index = tensor_argument(index, "index_add_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_add_", "source", 4, True)
-    return operators.index_add_.fast(self, dim, index, source, alpha)
+        source = tensor_argument(source, "index_add_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_add_", "dim", 1)
+    if alpha is None:
+        check_arguments("index_add_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.index_add_.fast(self, dim, index, source, alpha)
+    except Exception:
+        check_arguments(
+            "index_add_", (("dim", "int", 1), ("alpha", "Scalar", 0)), (dim, alpha)
+        )
+        raise
 
 
 def index_copy_(
@@ -1494,10 +2111,16 @@ def index_copy_(
 ) -> Tensor:
     """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_copy_", "index", 3, True)
+        index = tensor_argument(index, "index_copy_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_copy_", "source", 4, True)
-    return operators.index_copy_.fast(self, dim, index, source)
+        source = tensor_argument(source, "index_copy_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_copy_", "dim", 1)
+    try:
+        return operators.index_copy_.fast(self, dim, index, source)
+    except Exception:
+        check_arguments("index_copy_", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def masked_scatter_(
@@ -1505,9 +2128,9 @@ def masked_scatter_(
 ) -> Tensor:
     """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter_", "mask", 2, True)
+        mask = tensor_argument(mask, "masked_scatter_", "mask", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "masked_scatter_", "source", 3, True)
+        source = tensor_argument(source, "masked_scatter_", "source", 2, True)
     return operators.masked_scatter_.fast(self, mask, source)
 
 
@@ -1519,10 +2142,16 @@ def put_(
 ) -> Tensor:
     """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "put_", "index", 2, True)
+        index = tensor_argument(index, "put_", "index", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "put_", "source", 3, True)
-    return operators.put_.fast(self, index, source, accumulate)
+        source = tensor_argument(source, "put_", "source", 2, True)
+    if type(accumulate) is not bool:
+        bool_argument(accumulate, "put_", "accumulate", 3)
+    try:
+        return operators.put_.fast(self, index, source, accumulate)
+    except Exception:
+        check_arguments("put_", (("accumulate", "bool", 3),), (accumulate,))
+        raise
 
 
 def index_reduce(
@@ -1536,10 +2165,24 @@ def index_reduce(
 ) -> Tensor:
     """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_reduce", "index", 3, True)
+        index = tensor_argument(index, "index_reduce", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_reduce", "source", 4, True)
-    return operators.index_reduce.fast(self, dim, index, source, reduce, include_self)
+        source = tensor_argument(source, "index_reduce", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce", "include_self", 0)
+    try:
+        return operators.index_reduce.fast(
+            self, dim, index, source, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "index_reduce",
+            (("dim", "int", 1), ("reduce", "str", 4), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def index_reduce_(
@@ -1553,10 +2196,24 @@ def index_reduce_(
 ) -> Tensor:
     """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_reduce_", "index", 3, True)
+        index = tensor_argument(index, "index_reduce_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_reduce_", "source", 4, True)
-    return operators.index_reduce_.fast(self, dim, index, source, reduce, include_self)
+        source = tensor_argument(source, "index_reduce_", "source", 3, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "index_reduce_", "dim", 1)
+    if type(include_self) is not bool:
+        bool_argument(include_self, "index_reduce_", "include_self", 0)
+    try:
+        return operators.index_reduce_.fast(
+            self, dim, index, source, reduce, include_self
+        )
+    except Exception:
+        check_arguments(
+            "index_reduce_",
+            (("dim", "int", 1), ("reduce", "str", 4), ("include_self", "bool", 0)),
+            (dim, reduce, include_self),
+        )
+        raise
 
 
 def slice_scatter(
@@ -1569,15 +2226,46 @@ def slice_scatter(
 ) -> Tensor:
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "slice_scatter", "src", 2, True)
-    return operators.slice_scatter.fast(self, src, dim, start, end, step)
+        src = tensor_argument(src, "slice_scatter", "src", 1, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "slice_scatter", "dim", 2)
+    if type(start) is not int and start is not None:
+        start = int_argument(start, "slice_scatter", "start", 3)
+    if type(end) is not int and end is not None:
+        end = int_argument(end, "slice_scatter", "end", 4)
+    if type(step) is not int:
+        step = int_argument(step, "slice_scatter", "step", 5)
+    try:
+        return operators.slice_scatter.fast(self, src, dim, start, end, step)
+    except Exception:
+        check_arguments(
+            "slice_scatter",
+            (
+                ("dim", "int", 2),
+                ("start", "int?", 3),
+                ("end", "int?", 4),
+                ("step", "int", 5),
+            ),
+            (dim, start, end, step),
+        )
+        raise
 
 
 def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "select_scatter", "src", 2, True)
-    return operators.select_scatter.fast(self, src, dim, index)
+        src = tensor_argument(src, "select_scatter", "src", 1, True)
+    if type(dim) is not int:
+        dim = int_argument(dim, "select_scatter", "dim", 2)
+    if type(index) is not int:
+        index = int_argument(index, "select_scatter", "index", 3)
+    try:
+        return operators.select_scatter.fast(self, src, dim, index)
+    except Exception:
+        check_arguments(
+            "select_scatter", (("dim", "int", 2), ("index", "int", 3)), (dim, index)
+        )
+        raise
 
 
 def diagonal_scatter(
@@ -1585,63 +2273,77 @@ def diagonal_scatter(
 ) -> Tensor:
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
-    return operators.diagonal_scatter.fast(self, src, offset, dim1, dim2)
+        src = tensor_argument(src, "diagonal_scatter", "src", 1, True)
+    if type(offset) is not int:
+        offset = int_argument(offset, "diagonal_scatter", "offset", 2)
+    if type(dim1) is not int:
+        dim1 = int_argument(dim1, "diagonal_scatter", "dim1", 3)
+    if type(dim2) is not int:
+        dim2 = int_argument(dim2, "diagonal_scatter", "dim2", 4)
+    try:
+        return operators.diagonal_scatter.fast(self, src, offset, dim1, dim2)
+    except Exception:
+        check_arguments(
+            "diagonal_scatter",
+            (("offset", "int", 2), ("dim1", "int", 3), ("dim2", "int", 4)),
+            (offset, dim1, dim2),
+        )
+        raise
 
 
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+        mat2 = tensor_argument(mat2, "mm", "mat2", 1, True)
     return operators.mm.fast(self, mat2)
 
 
 def bmm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+        mat2 = tensor_argument(mat2, "bmm", "mat2", 1, True)
     return operators.bmm.fast(self, mat2)
 
 
 def dot(self: Tensor, tensor: Tensor | Number) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
     if type(tensor) is not Tensor:
-        tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+        tensor = tensor_argument(tensor, "dot", "tensor", 1, True)
     return operators.dot.fast(self, tensor)
 
 
 def vdot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "vdot", "other", 2, True)
+        other = tensor_argument(other, "vdot", "other", 1, True)
     return operators.vdot.fast(self, other)
 
 
 def mv(self: Tensor, vec: Tensor | Number) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "mv", "vec", 2, True)
+        vec = tensor_argument(vec, "mv", "vec", 1, True)
     return operators.mv.fast(self, vec)
 
 
 def outer(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+        vec2 = tensor_argument(vec2, "outer", "vec2", 1, True)
     return composites.outer(self, vec2)
 
 
 def ger(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+        vec2 = tensor_argument(vec2, "ger", "vec2", 1, True)
     return composites.ger(self, vec2)
 
 
 def matmul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "matmul", "other", 2, True)
+        other = tensor_argument(other, "matmul", "other", 1, True)
     return composites.matmul(self, other)
 
 
@@ -1655,44 +2357,78 @@ def addmm(
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(mat1) is not Tensor:
-        mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
+        mat1 = tensor_argument(mat1, "addmm", "mat1", 1, True)
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
-    return operators.addmm.fast(self, mat1, mat2, beta, alpha)
+        mat2 = tensor_argument(mat2, "addmm", "mat2", 2, True)
+    if beta is None:
+        check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addmm.fast(self, mat1, mat2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def kron(self: Tensor, other: Tensor | Number) -> Tensor:
     """``kron(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "kron", "other", 2, True)
+        other = tensor_argument(other, "kron", "other", 1, True)
     return composites.kron(self, other)
 
 
 def inner(self: Tensor, other: Tensor | Number) -> Tensor:
     """``inner(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "inner", "other", 2, True)
+        other = tensor_argument(other, "inner", "other", 1, True)
     return composites.inner(self, other)
 
 
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    return operators.tril.fast(self, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril", "diagonal", 1)
+    try:
+        return operators.tril.fast(self, diagonal)
+    except Exception:
+        check_arguments("tril", (("diagonal", "int", 1),), (diagonal,))
+        raise
 
 
 def triu(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    return operators.triu.fast(self, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu", "diagonal", 1)
+    try:
+        return operators.triu.fast(self, diagonal)
+    except Exception:
+        check_arguments("triu", (("diagonal", "int", 1),), (diagonal,))
+        raise
 
 
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-    return operators.tril_.fast(self, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "tril_", "diagonal", 1)
+    try:
+        return operators.tril_.fast(self, diagonal)
+    except Exception:
+        check_arguments("tril_", (("diagonal", "int", 1),), (diagonal,))
+        raise
 
 
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-    return operators.triu_.fast(self, diagonal)
+    if type(diagonal) is not int:
+        diagonal = int_argument(diagonal, "triu_", "diagonal", 1)
+    try:
+        return operators.triu_.fast(self, diagonal)
+    except Exception:
+        check_arguments("triu_", (("diagonal", "int", 1),), (diagonal,))
+        raise
 
 
 def trace(self: Tensor) -> Tensor:
@@ -1703,8 +2439,14 @@ def trace(self: Tensor) -> Tensor:
 def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "dist", "other", 2, True)
-    return operators.dist.fast(self, other, p)
+        other = tensor_argument(other, "dist", "other", 1, True)
+    if p is None:
+        check_arguments("dist", (("p", "Scalar", 2),), (None,))
+    try:
+        return operators.dist.fast(self, other, p)
+    except Exception:
+        check_arguments("dist", (("p", "Scalar", 2),), (p,))
+        raise
 
 
 def inverse(self: Tensor) -> Tensor:
@@ -1729,17 +2471,39 @@ def logdet(self: Tensor) -> Tensor:
 
 def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
-    return composites.svd(self, some, compute_uv)
+    if type(some) is not bool:
+        bool_argument(some, "svd", "some", 1)
+    if type(compute_uv) is not bool:
+        bool_argument(compute_uv, "svd", "compute_uv", 2)
+    try:
+        return composites.svd(self, some, compute_uv)
+    except Exception:
+        check_arguments(
+            "svd", (("some", "bool", 1), ("compute_uv", "bool", 2)), (some, compute_uv)
+        )
+        raise
 
 
 def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
-    return composites.pinverse(self, rcond)
+    if rcond is None:
+        check_arguments("pinverse", (("rcond", "float", 1),), (None,))
+    try:
+        return composites.pinverse(self, rcond)
+    except Exception:
+        check_arguments("pinverse", (("rcond", "float", 1),), (rcond,))
+        raise
 
 
 def matrix_power(self: Tensor, n: int) -> Tensor:
     """``matrix_power(Tensor self, int n) -> Tensor``"""
-    return composites.matrix_power(self, n)
+    if type(n) is not int:
+        n = int_argument(n, "matrix_power", "n", 1)
+    try:
+        return composites.matrix_power(self, n)
+    except Exception:
+        check_arguments("matrix_power", (("n", "int", 1),), (n,))
+        raise
 
 
 def matrix_exp(self: Tensor) -> Tensor:
@@ -1750,13 +2514,25 @@ def matrix_exp(self: Tensor) -> Tensor:
 def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "cross", "other", 2, True)
-    return composites.cross(self, other, dim)
+        other = tensor_argument(other, "cross", "other", 1, True)
+    if type(dim) is not int and dim is not None:
+        dim = int_argument(dim, "cross", "dim", 2)
+    try:
+        return composites.cross(self, other, dim)
+    except Exception:
+        check_arguments("cross", (("dim", "int?", 2),), (dim,))
+        raise
 
 
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
-    return operators.cholesky.fast(self, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky", "upper", 1)
+    try:
+        return operators.cholesky.fast(self, upper)
+    except Exception:
+        check_arguments("cholesky", (("upper", "bool", 1),), (upper,))
+        raise
 
 
 def addmv(
@@ -1769,10 +2545,20 @@ def addmv(
 ) -> Tensor:
     """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv", "mat", 2, True)
+        mat = tensor_argument(mat, "addmv", "mat", 1, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv", "vec", 3, True)
-    return operators.addmv.fast(self, mat, vec, beta, alpha)
+        vec = tensor_argument(vec, "addmv", "vec", 2, True)
+    if beta is None:
+        check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addmv.fast(self, mat, vec, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmv", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addmv_(
@@ -1785,10 +2571,20 @@ def addmv_(
 ) -> Tensor:
     """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+        mat = tensor_argument(mat, "addmv_", "mat", 1, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv_", "vec", 3, True)
-    return operators.addmv_.fast(self, mat, vec, beta, alpha)
+        vec = tensor_argument(vec, "addmv_", "vec", 2, True)
+    if beta is None:
+        check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addmv_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addmv_.fast(self, mat, vec, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addmv_", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addr(
@@ -1801,10 +2597,20 @@ def addr(
 ) -> Tensor:
     """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(vec1) is not Tensor:
-        vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+        vec1 = tensor_argument(vec1, "addr", "vec1", 1, True)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
-    return operators.addr.fast(self, vec1, vec2, beta, alpha)
+        vec2 = tensor_argument(vec2, "addr", "vec2", 2, True)
+    if beta is None:
+        check_arguments("addr", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addr.fast(self, vec1, vec2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addr", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addr_(
@@ -1817,10 +2623,20 @@ def addr_(
 ) -> Tensor:
     """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(vec1) is not Tensor:
-        vec1 = tensor_argument(vec1, "addr_", "vec1", 2, True)
+        vec1 = tensor_argument(vec1, "addr_", "vec1", 1, True)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "addr_", "vec2", 3, True)
-    return operators.addr_.fast(self, vec1, vec2, beta, alpha)
+        vec2 = tensor_argument(vec2, "addr_", "vec2", 2, True)
+    if beta is None:
+        check_arguments("addr_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addr_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addr_.fast(self, vec1, vec2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addr_", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addbmm(
@@ -1833,10 +2649,20 @@ def addbmm(
 ) -> Tensor:
     """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+        batch1 = tensor_argument(batch1, "addbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
-    return operators.addbmm.fast(self, batch1, batch2, beta, alpha)
+        batch2 = tensor_argument(batch2, "addbmm", "batch2", 2, True)
+    if beta is None:
+        check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addbmm.fast(self, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addbmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def addbmm_(
@@ -1849,10 +2675,20 @@ def addbmm_(
 ) -> Tensor:
     """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "addbmm_", "batch1", 2, True)
+        batch1 = tensor_argument(batch1, "addbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "addbmm_", "batch2", 3, True)
-    return operators.addbmm_.fast(self, batch1, batch2, beta, alpha)
+        batch2 = tensor_argument(batch2, "addbmm_", "batch2", 2, True)
+    if beta is None:
+        check_arguments("addbmm_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("addbmm_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.addbmm_.fast(self, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "addbmm_", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def baddbmm(
@@ -1865,10 +2701,20 @@ def baddbmm(
 ) -> Tensor:
     """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+        batch1 = tensor_argument(batch1, "baddbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
-    return operators.baddbmm.fast(self, batch1, batch2, beta, alpha)
+        batch2 = tensor_argument(batch2, "baddbmm", "batch2", 2, True)
+    if beta is None:
+        check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.baddbmm.fast(self, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "baddbmm", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def baddbmm_(
@@ -1881,25 +2727,69 @@ def baddbmm_(
 ) -> Tensor:
     """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 2, True)
+        batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 3, True)
-    return operators.baddbmm_.fast(self, batch1, batch2, beta, alpha)
+        batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 2, True)
+    if beta is None:
+        check_arguments("baddbmm_", (("beta", "Scalar", 0),), (None,))
+    if alpha is None:
+        check_arguments("baddbmm_", (("alpha", "Scalar", 0),), (None,))
+    try:
+        return operators.baddbmm_.fast(self, batch1, batch2, beta, alpha)
+    except Exception:
+        check_arguments(
+            "baddbmm_", (("beta", "Scalar", 0), ("alpha", "Scalar", 0)), (beta, alpha)
+        )
+        raise
 
 
 def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
-    return operators.renorm.fast(self, p, dim, maxnorm)
+    if p is None:
+        check_arguments("renorm", (("p", "Scalar", 1),), (None,))
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm", "dim", 2)
+    if maxnorm is None:
+        check_arguments("renorm", (("maxnorm", "Scalar", 3),), (None,))
+    try:
+        return operators.renorm.fast(self, p, dim, maxnorm)
+    except Exception:
+        check_arguments(
+            "renorm",
+            (("p", "Scalar", 1), ("dim", "int", 2), ("maxnorm", "Scalar", 3)),
+            (p, dim, maxnorm),
+        )
+        raise
 
 
 def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
-    return operators.renorm_.fast(self, p, dim, maxnorm)
+    if p is None:
+        check_arguments("renorm_", (("p", "Scalar", 1),), (None,))
+    if type(dim) is not int:
+        dim = int_argument(dim, "renorm_", "dim", 2)
+    if maxnorm is None:
+        check_arguments("renorm_", (("maxnorm", "Scalar", 3),), (None,))
+    try:
+        return operators.renorm_.fast(self, p, dim, maxnorm)
+    except Exception:
+        check_arguments(
+            "renorm_",
+            (("p", "Scalar", 1), ("dim", "int", 2), ("maxnorm", "Scalar", 3)),
+            (p, dim, maxnorm),
+        )
+        raise
 
 
 def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
-    return operators.cholesky_inverse.fast(self, upper)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_inverse", "upper", 1)
+    try:
+        return operators.cholesky_inverse.fast(self, upper)
+    except Exception:
+        check_arguments("cholesky_inverse", (("upper", "bool", 1),), (upper,))
+        raise
 
 
 def cholesky_solve(
@@ -1907,8 +2797,14 @@ def cholesky_solve(
 ) -> Tensor:
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
-    return operators.cholesky_solve.fast(self, input2, upper)
+        input2 = tensor_argument(input2, "cholesky_solve", "input2", 1, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "cholesky_solve", "upper", 2)
+    try:
+        return operators.cholesky_solve.fast(self, input2, upper)
+    except Exception:
+        check_arguments("cholesky_solve", (("upper", "bool", 2),), (upper,))
+        raise
 
 
 def triangular_solve(
@@ -1920,8 +2816,26 @@ def triangular_solve(
 ) -> Tensor:
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "triangular_solve", "A", 2, True)
-    return operators.triangular_solve.fast(self, A, upper, transpose, unitriangular)
+        A = tensor_argument(A, "triangular_solve", "A", 1, True)
+    if type(upper) is not bool:
+        bool_argument(upper, "triangular_solve", "upper", 2)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "triangular_solve", "transpose", 3)
+    if type(unitriangular) is not bool:
+        bool_argument(unitriangular, "triangular_solve", "unitriangular", 4)
+    try:
+        return operators.triangular_solve.fast(self, A, upper, transpose, unitriangular)
+    except Exception:
+        check_arguments(
+            "triangular_solve",
+            (
+                ("upper", "bool", 2),
+                ("transpose", "bool", 3),
+                ("unitriangular", "bool", 4),
+            ),
+            (upper, transpose, unitriangular),
+        )
+        raise
 
 
 def geqrf(self: Tensor) -> Tensor:
@@ -1938,10 +2852,20 @@ def ormqr(
 ) -> Tensor:
     """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+        input2 = tensor_argument(input2, "ormqr", "input2", 1, True)
     if type(input3) is not Tensor:
-        input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
-    return operators.ormqr.fast(self, input2, input3, left, transpose)
+        input3 = tensor_argument(input3, "ormqr", "input3", 2, True)
+    if type(left) is not bool:
+        bool_argument(left, "ormqr", "left", 3)
+    if type(transpose) is not bool:
+        bool_argument(transpose, "ormqr", "transpose", 4)
+    try:
+        return operators.ormqr.fast(self, input2, input3, left, transpose)
+    except Exception:
+        check_arguments(
+            "ormqr", (("left", "bool", 3), ("transpose", "bool", 4)), (left, transpose)
+        )
+        raise
 
 
 def relu(self: Tensor) -> Tensor:
@@ -1957,24 +2881,42 @@ def relu_(self: Tensor) -> Tensor:
 def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return composites.softmax(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "softmax", "dim", 1)
+    try:
+        return composites.softmax(self, dim, dtype)
+    except Exception:
+        check_arguments("softmax", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
-    return composites.log_softmax(self, dim, dtype)
+    if type(dim) is not int:
+        dim = int_argument(dim, "log_softmax", "dim", 1)
+    try:
+        return composites.log_softmax(self, dim, dtype)
+    except Exception:
+        check_arguments("log_softmax", (("dim", "int", 1),), (dim,))
+        raise
 
 
 def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
     """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
-    return operators.hardshrink.fast(self, lambd)
+    if lambd is None:
+        check_arguments("hardshrink", (("lambd", "Scalar", 1),), (None,))
+    try:
+        return operators.hardshrink.fast(self, lambd)
+    except Exception:
+        check_arguments("hardshrink", (("lambd", "Scalar", 1),), (lambd,))
+        raise
 
 
 def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
     """``prelu(Tensor self, Tensor weight) -> Tensor``"""
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "prelu", "weight", 2, True)
+        weight = tensor_argument(weight, "prelu", "weight", 1, True)
     return composites.prelu(self, weight)
 
 
@@ -1990,22 +2932,42 @@ def erfc_(self: Tensor) -> Tensor:
 
 def mvlgamma(self: Tensor, p: int) -> Tensor:
     """``mvlgamma(Tensor self, int p) -> Tensor``"""
-    return operators.mvlgamma.fast(self, p)
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma", "p", 1)
+    try:
+        return operators.mvlgamma.fast(self, p)
+    except Exception:
+        check_arguments("mvlgamma", (("p", "int", 1),), (p,))
+        raise
 
 
 def mvlgamma_(self: Tensor, p: int) -> Tensor:
     """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
-    return operators.mvlgamma_.fast(self, p)
+    if type(p) is not int:
+        p = int_argument(p, "mvlgamma_", "p", 1)
+    try:
+        return operators.mvlgamma_.fast(self, p)
+    except Exception:
+        check_arguments("mvlgamma_", (("p", "int", 1),), (p,))
+        raise
 
 
 def logit(self: Tensor, eps: float | None = None) -> Tensor:
     """``logit(Tensor self, float? eps=None) -> Tensor``"""
-    return operators.logit.fast(self, eps)
+    try:
+        return operators.logit.fast(self, eps)
+    except Exception:
+        check_arguments("logit", (("eps", "float?", 1),), (eps,))
+        raise
 
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
-    return operators.logit_.fast(self, eps)
+    try:
+        return operators.logit_.fast(self, eps)
+    except Exception:
+        check_arguments("logit_", (("eps", "float?", 1),), (eps,))
+        raise
 
 
 def sinc(self: Tensor) -> Tensor:
@@ -2040,12 +3002,24 @@ def digamma_(self: Tensor) -> Tensor:
 
 def polygamma(self: Tensor, n: int) -> Tensor:
     """``polygamma(int n, Tensor self) -> Tensor``"""
-    return operators.polygamma.fast(n, self)
+    if type(n) is not int:
+        n = int_argument(n, "polygamma", "n", 1)
+    try:
+        return operators.polygamma.fast(n, self)
+    except Exception:
+        check_arguments("polygamma", (("n", "int", 1),), (n,))
+        raise
 
 
 def polygamma_(self: Tensor, n: int) -> Tensor:
     """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
-    return operators.polygamma_.fast(self, n)
+    if type(n) is not int:
+        n = int_argument(n, "polygamma_", "n", 1)
+    try:
+        return operators.polygamma_.fast(self, n)
+    except Exception:
+        check_arguments("polygamma_", (("n", "int", 1),), (n,))
+        raise
 
 
 def erfinv(self: Tensor) -> Tensor:
@@ -2071,28 +3045,28 @@ def i0_(self: Tensor) -> Tensor:
 def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igamma", "other", 2, True)
+        other = tensor_argument(other, "igamma", "other", 1, True)
     return operators.igamma.fast(self, other)
 
 
 def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igamma_", "other", 2, True)
+        other = tensor_argument(other, "igamma_", "other", 1, True)
     return operators.igamma_.fast(self, other)
 
 
 def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igammac", "other", 2, True)
+        other = tensor_argument(other, "igammac", "other", 1, True)
     return operators.igammac.fast(self, other)
 
 
 def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igammac_", "other", 2, True)
+        other = tensor_argument(other, "igammac_", "other", 1, True)
     return operators.igammac_.fast(self, other)
 
 

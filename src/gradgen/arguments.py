@@ -8,9 +8,11 @@ a TypeError naming the function, the argument and its position. Those rules live
 
 from __future__ import annotations
 
+import dis
+import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -109,6 +111,117 @@ def int_list_varargs(
 def dtype_argument(value: Any) -> dtype | None:
     """A ScalarType? argument: None, or anything `as_dtype` accepts."""
     return None if value is None else as_dtype(value)
+
+
+# -- checks after a failed call ----------------------------------------------------------
+
+# What PyTorch's argument parser takes for each kind (a Tensor is checked by its shape
+# and dtype below): a Scalar is any number, an int no bool, a float no complex.
+_ACCEPTED: dict[str, tuple[type, ...]] = {
+    "Scalar": _NUMBER_TYPES,
+    "int": (int, np.integer),
+    "float": (bool, int, float, np.integer, np.floating, np.bool_),
+    "bool": (bool,),
+    "str": (str,),
+}
+_REFUSED: dict[str, tuple[type, ...]] = {"int": (bool,)}
+# The names PyTorch's messages give the kinds.
+_SHOWN = {
+    "Scalar": "Number",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+}
+
+
+def _fits(value: Any, kind: str) -> bool:
+    """Whether PyTorch's argument parser takes `value` for an argument of `kind`."""
+    if kind.endswith("?"):
+        if value is None:
+            return True
+        kind = kind[:-1]
+    if kind not in _ACCEPTED:
+        return True  # not a kind checked here
+    if isinstance(value, Tensor):
+        # a 0-d tensor is a number; a one-element integer tensor is an int
+        if kind == "Scalar" or kind == "float":
+            return value._data.ndim == 0
+        if kind == "int":
+            return value._data.size == 1 and value._data.dtype.kind in "iu"
+        return False
+    return isinstance(value, _ACCEPTED[kind]) and not isinstance(
+        value, _REFUSED.get(kind, ())
+    )
+
+
+def _type_name(value: Any) -> str:
+    """A type as PyTorch's messages name it (numpy's scalars with their module)."""
+    kind = type(value)
+    if kind.__module__ == "numpy":
+        return f"numpy.{kind.__name__}"
+    return kind.__name__
+
+
+def _keywords_of_call(depth: int) -> tuple[str, ...]:
+    """The keyword names of the call a frame `depth` levels up is making (none when its
+    bytecode does not say): Python 3.11 and 3.12 name them in a KW_NAMES before the
+    CALL, 3.13 in the constant loaded just before its CALL_KW."""
+    frame = sys._getframe(depth + 1)
+    last = current = None  # the call instruction (f_lasti may point into its caches)
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset > frame.f_lasti:
+            break
+        if instruction.opname not in ("PRECALL", "CACHE"):
+            last, current = current, instruction
+    names: Any = ()
+    if last is not None and last.opname == "KW_NAMES" and last.arg is not None:
+        names = frame.f_code.co_consts[last.arg]  # dis leaves its argval unset
+    elif last is not None and current is not None and current.opname == "CALL_KW":
+        names = last.argval
+    return names if isinstance(names, tuple) else ()
+
+
+def _refuse(function: str, name: str, kind: str, position: int, value: Any) -> NoReturn:
+    """PyTorch's TypeError for `value`, of the wrong type for argument `name`; a
+    positional argument given by keyword is named without its position."""
+    # the binding's caller is three frames up from here (this, the check, the binding)
+    if position and name not in _keywords_of_call(3):
+        where = f" (position {position})"
+    else:
+        where = ""
+    raise TypeError(
+        f"{function}(): argument '{name}'{where} must be "
+        f"{_SHOWN[kind.rstrip('?')]}, not {_type_name(value)}"
+    ) from None
+
+
+def check_arguments(
+    function: str,
+    params: tuple[tuple[str, str, int], ...],
+    values: tuple[Any, ...],
+) -> None:
+    """After an operator call raised: PyTorch's TypeError for the first argument of the
+    wrong type (`params` are (name, kind, position) of `values`, position 0 for a
+    keyword-only one); nothing when all fit, and the caller re-raises its error."""
+    for (name, kind, position), value in zip(params, values):
+        if not _fits(value, kind):
+            _refuse(function, name, kind, position, value)
+
+
+def int_argument(value: Any, function: str, name: str, position: int) -> int:
+    """An int argument that is not a Python int: a numpy integer, or a one-element
+    integer tensor, as PyTorch's parser takes them; anything else (a float, a bool:
+    numpy would take them silently) is PyTorch's TypeError."""
+    if not _fits(value, "int"):
+        _refuse(function, name, "int", position, value)
+    return int(value._data.item()) if isinstance(value, Tensor) else int(value)
+
+
+def bool_argument(value: Any, function: str, name: str, position: int) -> NoReturn:
+    """A bool argument that is not a Python bool: PyTorch refuses it (an int, a string
+    or None would otherwise be taken silently for its truth)."""
+    _refuse(function, name, "bool", position, value)
 
 
 # -- out= ---------------------------------------------------------------------------------
