@@ -4082,7 +4082,7 @@ class MulBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -4093,7 +4093,7 @@ class MulBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -4226,7 +4226,7 @@ class PowBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -4602,7 +4602,7 @@ class ExpBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -4697,7 +4697,7 @@ class Exp2Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -4796,7 +4796,7 @@ class LogBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -4891,7 +4891,7 @@ class Log2Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -4990,7 +4990,7 @@ class Log10Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -5089,7 +5089,7 @@ class Log1PBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -5182,7 +5182,7 @@ class Expm1Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -5279,7 +5279,7 @@ class SqrtBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -5376,7 +5376,7 @@ class RsqrtBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -5475,7 +5475,7 @@ class ReciprocalBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -5572,7 +5572,7 @@ class AbsBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -5781,7 +5781,7 @@ class SinBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -5878,7 +5878,7 @@ class CosBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -5975,7 +5975,7 @@ class TanBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -6072,7 +6072,7 @@ class AsinBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -6176,7 +6176,7 @@ class AcosBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -6282,7 +6282,7 @@ class AtanBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -6379,7 +6379,7 @@ class SinhBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -6476,7 +6476,7 @@ class CoshBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -6573,7 +6573,7 @@ class TanhBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -6668,7 +6668,7 @@ class SigmoidBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -6763,7 +6763,7 @@ class ErfBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -7220,7 +7220,7 @@ class SigmoidBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
         if (
-            saved_grad_output.__class__ is Tensor
+            type(saved_grad_output) is Tensor
             and saved_grad_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_grad_output = (
@@ -7232,7 +7232,7 @@ class SigmoidBackwardBackward0(Node):
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
         if (
-            saved_output.__class__ is Tensor and saved_output._version_counter is None
+            type(saved_output) is Tensor and saved_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_output = (
                 saved_output._data.item()
@@ -7363,7 +7363,7 @@ class TanhBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
         if (
-            saved_grad_output.__class__ is Tensor
+            type(saved_grad_output) is Tensor
             and saved_grad_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_grad_output = (
@@ -7375,7 +7375,7 @@ class TanhBackwardBackward0(Node):
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
         if (
-            saved_output.__class__ is Tensor and saved_output._version_counter is None
+            type(saved_output) is Tensor and saved_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_output = (
                 saved_output._data.item()
@@ -7878,7 +7878,7 @@ class DivBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -7889,7 +7889,7 @@ class DivBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -8113,7 +8113,7 @@ class DivBackward2(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -8124,7 +8124,7 @@ class DivBackward2(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -8461,7 +8461,7 @@ class MaximumBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -8472,7 +8472,7 @@ class MaximumBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -8610,7 +8610,7 @@ class MinimumBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -8621,7 +8621,7 @@ class MinimumBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -8759,7 +8759,7 @@ class FmaxBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -8770,7 +8770,7 @@ class FmaxBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -8908,7 +8908,7 @@ class FminBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -8919,7 +8919,7 @@ class FminBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -9216,7 +9216,7 @@ class HypotBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -9227,7 +9227,7 @@ class HypotBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -9238,7 +9238,7 @@ class HypotBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -9362,8 +9362,7 @@ class WhereBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_condition = self.condition_
         if (
-            saved_condition.__class__ is Tensor
-            and saved_condition._version_counter is None
+            type(saved_condition) is Tensor and saved_condition._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_condition = (
                 saved_condition._data.item()
@@ -9473,7 +9472,7 @@ class ClampBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
         if (
-            saved_max.__class__ is Tensor and saved_max._version_counter is None
+            type(saved_max) is Tensor and saved_max._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_max = (
                 saved_max._data.item()
@@ -9484,7 +9483,7 @@ class ClampBackward0(Node):
             saved_max = saved_array(saved_max, self)
         saved_min = self.min_
         if (
-            saved_min.__class__ is Tensor and saved_min._version_counter is None
+            type(saved_min) is Tensor and saved_min._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_min = (
                 saved_min._data.item()
@@ -9495,7 +9494,7 @@ class ClampBackward0(Node):
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -9644,7 +9643,7 @@ class ClampBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -9933,7 +9932,7 @@ class FmodBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -9944,7 +9943,7 @@ class FmodBackward1(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -10124,7 +10123,7 @@ class RemainderBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -10135,7 +10134,7 @@ class RemainderBackward1(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -10686,7 +10685,7 @@ class LerpBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_end = self.end_
         if (
-            saved_end.__class__ is Tensor and saved_end._version_counter is None
+            type(saved_end) is Tensor and saved_end._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_end = (
                 saved_end._data.item()
@@ -10697,7 +10696,7 @@ class LerpBackward1(Node):
             saved_end = saved_array(saved_end, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -10708,7 +10707,7 @@ class LerpBackward1(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -10866,7 +10865,7 @@ class AddcmulBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
         if (
-            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+            type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_tensor1 = (
                 saved_tensor1._data.item()
@@ -10877,7 +10876,7 @@ class AddcmulBackward0(Node):
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
         if (
-            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+            type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_tensor2 = (
                 saved_tensor2._data.item()
@@ -11054,7 +11053,7 @@ class AddcdivBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_tensor1 = self.tensor1_
         if (
-            saved_tensor1.__class__ is Tensor and saved_tensor1._version_counter is None
+            type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_tensor1 = (
                 saved_tensor1._data.item()
@@ -11065,7 +11064,7 @@ class AddcdivBackward0(Node):
             saved_tensor1 = saved_array(saved_tensor1, self)
         saved_tensor2 = self.tensor2_
         if (
-            saved_tensor2.__class__ is Tensor and saved_tensor2._version_counter is None
+            type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_tensor2 = (
                 saved_tensor2._data.item()
@@ -11349,7 +11348,7 @@ class AsinhBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -11476,7 +11475,7 @@ class AtanhBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -11839,8 +11838,7 @@ class FrexpBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_exponent = self.exponent_
         if (
-            saved_exponent.__class__ is Tensor
-            and saved_exponent._version_counter is None
+            type(saved_exponent) is Tensor and saved_exponent._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_exponent = (
                 saved_exponent._data.item()
@@ -11943,7 +11941,7 @@ class LdexpBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -11954,7 +11952,7 @@ class LdexpBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -12081,7 +12079,7 @@ class NextafterBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -12092,7 +12090,7 @@ class NextafterBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -12213,7 +12211,7 @@ class Logaddexp2Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -12224,7 +12222,7 @@ class Logaddexp2Backward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -12346,7 +12344,7 @@ class ClampMinBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_min = self.min_
         if (
-            saved_min.__class__ is Tensor and saved_min._version_counter is None
+            type(saved_min) is Tensor and saved_min._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_min = (
                 saved_min._data.item()
@@ -12357,7 +12355,7 @@ class ClampMinBackward1(Node):
             saved_min = saved_array(saved_min, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -12475,7 +12473,7 @@ class ClampMaxBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_max = self.max_
         if (
-            saved_max.__class__ is Tensor and saved_max._version_counter is None
+            type(saved_max) is Tensor and saved_max._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_max = (
                 saved_max._data.item()
@@ -12486,7 +12484,7 @@ class ClampMaxBackward1(Node):
             saved_max = saved_array(saved_max, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -12604,7 +12602,7 @@ class LogaddexpBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -12615,7 +12613,7 @@ class LogaddexpBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -13439,7 +13437,7 @@ class MaxBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -13632,7 +13630,7 @@ class MinBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -13979,7 +13977,7 @@ class LogsumexpBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -13990,7 +13988,7 @@ class LogsumexpBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -14425,7 +14423,7 @@ class SortBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -14552,7 +14550,7 @@ class SortBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -14679,7 +14677,7 @@ class TopkBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -14998,7 +14996,7 @@ class KthvalueBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -15191,7 +15189,7 @@ class MedianBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -15384,7 +15382,7 @@ class NanmedianBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -15521,7 +15519,7 @@ class ModeBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_indices = self.indices_
         if (
-            saved_indices.__class__ is Tensor and saved_indices._version_counter is None
+            type(saved_indices) is Tensor and saved_indices._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_indices = (
                 saved_indices._data.item()
@@ -16251,7 +16249,7 @@ class IndexAddBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
         if (
-            saved_index.__class__ is Tensor and saved_index._version_counter is None
+            type(saved_index) is Tensor and saved_index._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_index = (
                 saved_index._data.item()
@@ -16262,7 +16260,7 @@ class IndexAddBackward0(Node):
             saved_index = saved_array(saved_index, self)
         saved_source = self.source_
         if (
-            saved_source.__class__ is Tensor and saved_source._version_counter is None
+            type(saved_source) is Tensor and saved_source._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_source = (
                 saved_source._data.item()
@@ -16489,7 +16487,7 @@ class ScatterBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
         if (
-            saved_index.__class__ is Tensor and saved_index._version_counter is None
+            type(saved_index) is Tensor and saved_index._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_index = (
                 saved_index._data.item()
@@ -16600,7 +16598,7 @@ class ScatterBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
         if (
-            saved_index.__class__ is Tensor and saved_index._version_counter is None
+            type(saved_index) is Tensor and saved_index._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_index = (
                 saved_index._data.item()
@@ -16708,7 +16706,7 @@ class ScatterAddBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_index = self.index_
         if (
-            saved_index.__class__ is Tensor and saved_index._version_counter is None
+            type(saved_index) is Tensor and saved_index._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_index = (
                 saved_index._data.item()
@@ -16812,7 +16810,7 @@ class MaskedFillBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
         if (
-            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+            type(saved_mask) is Tensor and saved_mask._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mask = (
                 saved_mask._data.item()
@@ -16906,7 +16904,7 @@ class MaskedFillBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mask = self.mask_
         if (
-            saved_mask.__class__ is Tensor and saved_mask._version_counter is None
+            type(saved_mask) is Tensor and saved_mask._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mask = (
                 saved_mask._data.item()
@@ -18190,7 +18188,7 @@ class MmBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
         if (
-            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mat2 = (
                 saved_mat2._data.item()
@@ -18201,7 +18199,7 @@ class MmBackward0(Node):
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -18363,7 +18361,7 @@ class BmmBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat2 = self.mat2_
         if (
-            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mat2 = (
                 saved_mat2._data.item()
@@ -18374,7 +18372,7 @@ class BmmBackward0(Node):
             saved_mat2 = saved_array(saved_mat2, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -18500,7 +18498,7 @@ class DotBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -18511,7 +18509,7 @@ class DotBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_tensor = self.tensor_
         if (
-            saved_tensor.__class__ is Tensor and saved_tensor._version_counter is None
+            type(saved_tensor) is Tensor and saved_tensor._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_tensor = (
                 saved_tensor._data.item()
@@ -18629,7 +18627,7 @@ class VdotBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -18640,7 +18638,7 @@ class VdotBackward0(Node):
             saved_other = saved_array(saved_other, self)
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -18832,7 +18830,7 @@ class AddmmBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_mat1 = self.mat1_
         if (
-            saved_mat1.__class__ is Tensor and saved_mat1._version_counter is None
+            type(saved_mat1) is Tensor and saved_mat1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mat1 = (
                 saved_mat1._data.item()
@@ -18843,7 +18841,7 @@ class AddmmBackward0(Node):
             saved_mat1 = saved_array(saved_mat1, self)
         saved_mat2 = self.mat2_
         if (
-            saved_mat2.__class__ is Tensor and saved_mat2._version_counter is None
+            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_mat2 = (
                 saved_mat2._data.item()
@@ -21039,7 +21037,7 @@ class AddrBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_vec1 = self.vec1_
         if (
-            saved_vec1.__class__ is Tensor and saved_vec1._version_counter is None
+            type(saved_vec1) is Tensor and saved_vec1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_vec1 = (
                 saved_vec1._data.item()
@@ -21050,7 +21048,7 @@ class AddrBackward0(Node):
             saved_vec1 = saved_array(saved_vec1, self)
         saved_vec2 = self.vec2_
         if (
-            saved_vec2.__class__ is Tensor and saved_vec2._version_counter is None
+            type(saved_vec2) is Tensor and saved_vec2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_vec2 = (
                 saved_vec2._data.item()
@@ -21225,7 +21223,7 @@ class AddbmmBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
         if (
-            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+            type(saved_batch1) is Tensor and saved_batch1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_batch1 = (
                 saved_batch1._data.item()
@@ -21236,7 +21234,7 @@ class AddbmmBackward0(Node):
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
         if (
-            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+            type(saved_batch2) is Tensor and saved_batch2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_batch2 = (
                 saved_batch2._data.item()
@@ -21447,7 +21445,7 @@ class BaddbmmBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_batch1 = self.batch1_
         if (
-            saved_batch1.__class__ is Tensor and saved_batch1._version_counter is None
+            type(saved_batch1) is Tensor and saved_batch1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_batch1 = (
                 saved_batch1._data.item()
@@ -21458,7 +21456,7 @@ class BaddbmmBackward0(Node):
             saved_batch1 = saved_array(saved_batch1, self)
         saved_batch2 = self.batch2_
         if (
-            saved_batch2.__class__ is Tensor and saved_batch2._version_counter is None
+            type(saved_batch2) is Tensor and saved_batch2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_batch2 = (
                 saved_batch2._data.item()
@@ -22366,7 +22364,7 @@ class ReluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -22468,7 +22466,7 @@ class GeluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -22576,7 +22574,7 @@ class SiluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -22691,7 +22689,7 @@ class ThresholdBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -22881,7 +22879,7 @@ class SoftmaxBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -23086,7 +23084,7 @@ class LogSoftmaxBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -23211,7 +23209,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_grad_output = self.grad_output_
         if (
-            saved_grad_output.__class__ is Tensor
+            type(saved_grad_output) is Tensor
             and saved_grad_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_grad_output = (
@@ -23223,7 +23221,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
             saved_grad_output = saved_array(saved_grad_output, self)
         saved_output = self.output_
         if (
-            saved_output.__class__ is Tensor and saved_output._version_counter is None
+            type(saved_output) is Tensor and saved_output._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_output = (
                 saved_output._data.item()
@@ -23379,7 +23377,7 @@ class LeakyReluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -23493,7 +23491,7 @@ class LeakyReluBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -23616,7 +23614,7 @@ class EluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -23841,7 +23839,7 @@ class SoftplusBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24038,7 +24036,7 @@ class LogSigmoidBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24049,7 +24047,7 @@ class LogSigmoidBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_buffer = self.buffer_
         if (
-            saved_buffer.__class__ is Tensor and saved_buffer._version_counter is None
+            type(saved_buffer) is Tensor and saved_buffer._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_buffer = (
                 saved_buffer._data.item()
@@ -24238,7 +24236,7 @@ class HardtanhBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24362,7 +24360,7 @@ class HardtanhBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24536,7 +24534,7 @@ class CeluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24649,7 +24647,7 @@ class GluBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24828,7 +24826,7 @@ class HardshrinkBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -24938,7 +24936,7 @@ class HardshrinkBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25051,7 +25049,7 @@ class SoftshrinkBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25161,7 +25159,7 @@ class SoftshrinkBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25269,7 +25267,7 @@ class HardsigmoidBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25365,7 +25363,7 @@ class HardsigmoidBackwardBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25464,7 +25462,7 @@ class HardswishBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25632,7 +25630,7 @@ class ThresholdBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25906,7 +25904,7 @@ class PreluKernelBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -25917,7 +25915,7 @@ class PreluKernelBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -26313,7 +26311,7 @@ class MseLossBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -26324,7 +26322,7 @@ class MseLossBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
         if (
-            saved_target.__class__ is Tensor and saved_target._version_counter is None
+            type(saved_target) is Tensor and saved_target._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_target = (
                 saved_target._data.item()
@@ -26567,7 +26565,7 @@ class NllLossBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -26578,7 +26576,7 @@ class NllLossBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
         if (
-            saved_target.__class__ is Tensor and saved_target._version_counter is None
+            type(saved_target) is Tensor and saved_target._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_target = (
                 saved_target._data.item()
@@ -26589,7 +26587,7 @@ class NllLossBackward0(Node):
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -26600,7 +26598,7 @@ class NllLossBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
         if (
-            saved_total_weight.__class__ is Tensor
+            type(saved_total_weight) is Tensor
             and saved_total_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_total_weight = (
@@ -26852,7 +26850,7 @@ class NllLoss2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -26863,7 +26861,7 @@ class NllLoss2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
         if (
-            saved_target.__class__ is Tensor and saved_target._version_counter is None
+            type(saved_target) is Tensor and saved_target._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_target = (
                 saved_target._data.item()
@@ -26874,7 +26872,7 @@ class NllLoss2DBackward0(Node):
             saved_target = saved_array(saved_target, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -26885,7 +26883,7 @@ class NllLoss2DBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_total_weight = self.total_weight_
         if (
-            saved_total_weight.__class__ is Tensor
+            type(saved_total_weight) is Tensor
             and saved_total_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_total_weight = (
@@ -27313,7 +27311,7 @@ class SmoothL1LossBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -27324,7 +27322,7 @@ class SmoothL1LossBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
         if (
-            saved_target.__class__ is Tensor and saved_target._version_counter is None
+            type(saved_target) is Tensor and saved_target._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_target = (
                 saved_target._data.item()
@@ -27574,7 +27572,7 @@ class HuberLossBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -27585,7 +27583,7 @@ class HuberLossBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_target = self.target_
         if (
-            saved_target.__class__ is Tensor and saved_target._version_counter is None
+            type(saved_target) is Tensor and saved_target._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_target = (
                 saved_target._data.item()
@@ -28477,7 +28475,7 @@ class NativeBatchNormBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -28488,7 +28486,7 @@ class NativeBatchNormBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
         if (
-            saved_running_mean.__class__ is Tensor
+            type(saved_running_mean) is Tensor
             and saved_running_mean._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_running_mean = (
@@ -28500,7 +28498,7 @@ class NativeBatchNormBackward0(Node):
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
         if (
-            saved_running_var.__class__ is Tensor
+            type(saved_running_var) is Tensor
             and saved_running_var._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_running_var = (
@@ -28512,7 +28510,7 @@ class NativeBatchNormBackward0(Node):
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -28523,7 +28521,7 @@ class NativeBatchNormBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -28534,7 +28532,7 @@ class NativeBatchNormBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
         if (
-            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+            type(saved_result2) is Tensor and saved_result2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result2 = (
                 saved_result2._data.item()
@@ -29084,7 +29082,7 @@ class NativeLayerNormBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_bias = self.bias_
         if (
-            saved_bias.__class__ is Tensor and saved_bias._version_counter is None
+            type(saved_bias) is Tensor and saved_bias._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_bias = (
                 saved_bias._data.item()
@@ -29095,7 +29093,7 @@ class NativeLayerNormBackward0(Node):
             saved_bias = saved_array(saved_bias, self)
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -29106,7 +29104,7 @@ class NativeLayerNormBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -29117,7 +29115,7 @@ class NativeLayerNormBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -29128,7 +29126,7 @@ class NativeLayerNormBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
         if (
-            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+            type(saved_result2) is Tensor and saved_result2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result2 = (
                 saved_result2._data.item()
@@ -29489,7 +29487,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -29500,7 +29498,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_running_mean = self.running_mean_
         if (
-            saved_running_mean.__class__ is Tensor
+            type(saved_running_mean) is Tensor
             and saved_running_mean._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_running_mean = (
@@ -29512,7 +29510,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             saved_running_mean = saved_array(saved_running_mean, self)
         saved_running_var = self.running_var_
         if (
-            saved_running_var.__class__ is Tensor
+            type(saved_running_var) is Tensor
             and saved_running_var._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_running_var = (
@@ -29524,7 +29522,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             saved_running_var = saved_array(saved_running_var, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -29535,7 +29533,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -29546,7 +29544,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
         if (
-            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+            type(saved_result2) is Tensor and saved_result2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result2 = (
                 saved_result2._data.item()
@@ -29783,7 +29781,7 @@ class NativeBatchNormLegitBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -29794,7 +29792,7 @@ class NativeBatchNormLegitBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -29805,7 +29803,7 @@ class NativeBatchNormLegitBackward0(Node):
             saved_weight = saved_array(saved_weight, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -29816,7 +29814,7 @@ class NativeBatchNormLegitBackward0(Node):
             saved_result1 = saved_array(saved_result1, self)
         saved_result2 = self.result2_
         if (
-            saved_result2.__class__ is Tensor and saved_result2._version_counter is None
+            type(saved_result2) is Tensor and saved_result2._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result2 = (
                 saved_result2._data.item()
@@ -30586,7 +30584,7 @@ class ConvolutionBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -30597,7 +30595,7 @@ class ConvolutionBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -30947,7 +30945,7 @@ class ReflectionPad1DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31100,7 +31098,7 @@ class ReflectionPad2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31253,7 +31251,7 @@ class ReflectionPad3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31406,7 +31404,7 @@ class ReplicationPad1DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31561,7 +31559,7 @@ class ReplicationPad2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31716,7 +31714,7 @@ class ReplicationPad3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31976,7 +31974,7 @@ class SlowConvTranspose2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -31987,7 +31985,7 @@ class SlowConvTranspose2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -32208,7 +32206,7 @@ class SlowConvTranspose3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -32219,7 +32217,7 @@ class SlowConvTranspose3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -32868,7 +32866,7 @@ class SlowConv3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -32879,7 +32877,7 @@ class SlowConv3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -33083,7 +33081,7 @@ class SlowConvDilated2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -33094,7 +33092,7 @@ class SlowConvDilated2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -33305,7 +33303,7 @@ class SlowConvDilated3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -33316,7 +33314,7 @@ class SlowConvDilated3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -33536,7 +33534,7 @@ class ConvolutionBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -33547,7 +33545,7 @@ class ConvolutionBackward1(Node):
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -34032,7 +34030,7 @@ class NnpackSpatialConvolutionBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_input = self.input_
         if (
-            saved_input.__class__ is Tensor and saved_input._version_counter is None
+            type(saved_input) is Tensor and saved_input._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_input = (
                 saved_input._data.item()
@@ -34043,7 +34041,7 @@ class NnpackSpatialConvolutionBackward0(Node):
             saved_input = saved_array(saved_input, self)
         saved_weight = self.weight_
         if (
-            saved_weight.__class__ is Tensor and saved_weight._version_counter is None
+            type(saved_weight) is Tensor and saved_weight._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_weight = (
                 saved_weight._data.item()
@@ -34250,7 +34248,7 @@ class MaxPool2DWithIndicesBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -34261,7 +34259,7 @@ class MaxPool2DWithIndicesBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -34432,7 +34430,7 @@ class MaxPool3DWithIndicesBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -34443,7 +34441,7 @@ class MaxPool3DWithIndicesBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -34716,7 +34714,7 @@ class AvgPool2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -34897,7 +34895,7 @@ class AvgPool3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -35236,7 +35234,7 @@ class AdaptiveAvgPool2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -35335,7 +35333,7 @@ class AdaptiveAvgPool3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -35542,7 +35540,7 @@ class AdaptiveMaxPool2DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -35553,7 +35551,7 @@ class AdaptiveMaxPool2DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -35670,7 +35668,7 @@ class AdaptiveMaxPool3DBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -35681,7 +35679,7 @@ class AdaptiveMaxPool3DBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result1 = self.result1_
         if (
-            saved_result1.__class__ is Tensor and saved_result1._version_counter is None
+            type(saved_result1) is Tensor and saved_result1._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result1 = (
                 saved_result1._data.item()
@@ -39057,7 +39055,7 @@ class ErfcBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -39230,7 +39228,7 @@ class XlogyBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -39543,7 +39541,7 @@ class LgammaBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -39638,7 +39636,7 @@ class DigammaBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -39738,7 +39736,7 @@ class PolygammaBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -39847,7 +39845,7 @@ class PolygammaBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -39951,7 +39949,7 @@ class ErfinvBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -40058,7 +40056,7 @@ class I0Backward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -40275,7 +40273,7 @@ class SpecialEntrBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -40425,7 +40423,7 @@ class SpecialLogNdtrBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -40436,7 +40434,7 @@ class SpecialLogNdtrBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -40558,7 +40556,7 @@ class SpecialErfcxBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -40569,7 +40567,7 @@ class SpecialErfcxBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()
@@ -40752,7 +40750,7 @@ class SpecialXlog1PyBackward1(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_other = self.other_
         if (
-            saved_other.__class__ is Tensor and saved_other._version_counter is None
+            type(saved_other) is Tensor and saved_other._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_other = (
                 saved_other._data.item()
@@ -41060,7 +41058,7 @@ class SpecialI0EBackward0(Node):
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
         saved_self = self.self_
         if (
-            saved_self.__class__ is Tensor and saved_self._version_counter is None
+            type(saved_self) is Tensor and saved_self._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_self = (
                 saved_self._data.item()
@@ -41071,7 +41069,7 @@ class SpecialI0EBackward0(Node):
             saved_self = saved_array(saved_self, self)
         saved_result = self.result_
         if (
-            saved_result.__class__ is Tensor and saved_result._version_counter is None
+            type(saved_result) is Tensor and saved_result._version_counter is None
         ):  # saved_array's common case inline: a plain Tensor that was never changed
             saved_result = (
                 saved_result._data.item()

@@ -191,6 +191,8 @@ def test_python_literal_refuses_what_is_not_text() -> None:
 # or a macro's output (_stub_def.j2, itself checked here).
 CODE_FIELDS = {
     "binding.call",
+    "binding.checked",  # argument names (schema identifiers) joined by commas
+    "binding.checks",  # repr() of a tuple of (name, kind, position)
     "binding.target",
     "binding.arguments",
     "binding.signature",
