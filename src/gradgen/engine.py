@@ -327,9 +327,7 @@ def init_to_execute(
             task.captures.setdefault(function, []).append((input_nr, index))
     # A node is needed if a child is needed or captured. Post-order, iteratively;
     # each entry holds its node's edges (Node._next_edges builds them per read).
-    stack: list[tuple[Node, tuple[EdgeTuple, ...], int]] = [
-        (root, root._next_edges, 0)
-    ]
+    stack: list[tuple[Node, tuple[EdgeTuple, ...], int]] = [(root, root._next_edges, 0)]
     visited = {root}
     while stack:
         node, edges, child_index = stack[-1]
