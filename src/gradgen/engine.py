@@ -325,14 +325,14 @@ def init_to_execute(
             needed.add(function)
         else:
             task.captures.setdefault(function, []).append((input_nr, index))
-    # A node is needed if a child is needed or captured. Post-order, iteratively.
-    stack: list[tuple[Node, int]] = [(root, 0)]
+    # A node is needed if a child is needed or captured. Post-order, iteratively;
+    # each entry holds its node's edges (Node._next_edges builds them per read).
+    stack: list[tuple[Node, tuple[EdgeTuple, ...], int]] = [(root, root._next_edges, 0)]
     visited = {root}
     while stack:
-        node, child_index = stack[-1]
-        edges = node._next_edges
+        node, edges, child_index = stack[-1]
         if child_index < len(edges):
-            stack[-1] = (node, child_index + 1)
+            stack[-1] = (node, edges, child_index + 1)
             child = edges[child_index][0]
             if (
                 child is not None
@@ -340,7 +340,7 @@ def init_to_execute(
                 and child._topological_nr >= min_topo_nr
             ):
                 visited.add(child)
-                stack.append((child, 0))
+                stack.append((child, child._next_edges, 0))
             continue
         stack.pop()
         if node in needed:

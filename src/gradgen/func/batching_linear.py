@@ -75,7 +75,12 @@ class PerExampleLinearBackward(Node):
         need = self.task_needs_input_grad()
         results: list[Any] = [None, None, None]
         if need[0]:
-            results[0] = grad.sum(1)
+            # One row per example (nn.Linear's): a sum of one term is 0 plus that
+            # term (-0.0 becomes 0.0), without the reduction's machinery.
+            if grad.shape[1] == 1:
+                results[0] = np.add(grad[:, 0], grad.dtype.type(0))
+            else:
+                results[0] = grad.sum(1)
         if need[1]:
             results[1] = _bmm_kernel(grad, wt if self.rows else wt.transpose(0, 2, 1))
         if need[2]:

@@ -71,8 +71,9 @@ def treespec_pprint(spec: TreeSpec) -> str:
 
 LEAF = TreeSpec("leaf")
 
-# Classes that are leaves for sure (skips the subclass checks of `_children`).
-_LEAF_CLASSES: frozenset[type] = frozenset({int, float, bool, complex, str, type(None)})
+# Classes that are leaves for sure (skips the subclass checks of `_children`); every
+# other class `_children` finds to be a leaf joins them.
+_LEAF_CLASSES: set[type] = {int, float, bool, complex, str, type(None)}
 
 
 def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
@@ -92,6 +93,9 @@ def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
         return "list", None, list(tree)
     if isinstance(tree, dict):
         return "dict", tuple(tree), list(tree.values())
+    # A class that is no tuple, list or dict (nor one's subclass) stays a leaf: the
+    # next of its instances skips the checks above (tensors, chiefly).
+    _LEAF_CLASSES.add(cls)
     return None
 
 
@@ -108,8 +112,14 @@ def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
         leaves.append(tree)
         return LEAF
     kind, context, items = found
-    specs = tuple([_flatten_into(item, leaves) for item in items])
-    return TreeSpec(kind, context, specs)
+    specs: list[TreeSpec] = []
+    for item in items:
+        if item.__class__ in _LEAF_CLASSES:  # a leaf, without the call
+            leaves.append(item)
+            specs.append(LEAF)
+        else:
+            specs.append(_flatten_into(item, leaves))
+    return TreeSpec(kind, context, tuple(specs))
 
 
 def tree_leaves(tree: Any) -> list[Any]:
