@@ -17,7 +17,14 @@ import pytest
 
 import gradgen
 from gradgen.numpy_kernels import activation as kernels
-from test_select_kernels import _assert_identical, _bits, _data
+from test_select_kernels import (
+    LAYOUTS,
+    _arguments,
+    _assert_identical,
+    _bits,
+    _data,
+    in_layout,
+)
 from torch_oracle import oracle
 
 FLOATS = [np.float16, np.float32, np.float64]
@@ -176,11 +183,6 @@ REFERENCES: dict[str, tuple[Callable[..., Any], Callable[..., Any], int]] = {
 }
 
 
-def _arguments(arity: int, dtype: Any, size: int) -> list[np.ndarray]:
-    x = _data(dtype, size)
-    return [x] if arity == 1 else [_data(dtype, size, seed=1), x]
-
-
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("size", [SMALL, LARGE])
@@ -192,24 +194,10 @@ def test_same_bits_as_np_where(name: str, dtype: Any, size: int) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCES))
-@pytest.mark.parametrize(
-    "layout", ["transposed", "strided", "fortran", "broadcast", "0-d", "3-d"]
-)
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_same_bits_in_every_layout(name: str, layout: str) -> None:
     kernel, reference, arity = REFERENCES[name]
-    args = [a.reshape(128, 128) for a in _arguments(arity, np.float32, 128 * 128)]
-    if layout == "transposed":
-        args = [a.T for a in args]
-    elif layout == "strided":
-        args = [a[::2, 1::3] for a in args]
-    elif layout == "fortran":
-        args = [np.asfortranarray(a) for a in args]
-    elif layout == "broadcast":
-        args = [np.broadcast_to(a[:1], (LARGE, 128)) for a in args]
-    elif layout == "0-d":
-        args = [a[0, 0].reshape(()) for a in args]
-    else:
-        args = [a.reshape(16, 32, 32) for a in args]
+    args = in_layout(_arguments(arity, np.float32, 128 * 128), layout, 128, LARGE)
     with np.errstate(all="ignore"):
         _assert_identical(kernel(*args), reference(*args))
 

@@ -128,6 +128,28 @@ def _arguments(arity: int, dtype: Any, size: int) -> list[np.ndarray]:
     return [x] if arity == 1 else [_data(dtype, size, seed=1), x]
 
 
+LAYOUTS = ["transposed", "strided", "fortran", "broadcast", "0-d", "3-d"]
+
+
+def in_layout(
+    args: list[np.ndarray], layout: str, side: int, large: int
+) -> list[np.ndarray]:
+    """The flat `args` as side x side matrices, then in memory layout `layout`
+    (broadcast: the first row spread over `large` rows)."""
+    args = [a.reshape(side, side) for a in args]
+    if layout == "transposed":
+        return [a.T for a in args]
+    if layout == "strided":
+        return [a[::2, 1::3] for a in args]
+    if layout == "fortran":
+        return [np.asfortranarray(a) for a in args]
+    if layout == "broadcast":
+        return [np.broadcast_to(a[:1], (large, side)) for a in args]
+    if layout == "0-d":
+        return [a[0, 0].reshape(()) for a in args]
+    return [a.reshape(16, -1, 16) for a in args]
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("size", [SMALL, LARGE])
@@ -139,24 +161,10 @@ def test_same_bits_as_np_where(name: str, dtype: Any, size: int) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-@pytest.mark.parametrize(
-    "layout", ["transposed", "strided", "fortran", "broadcast", "0-d", "3-d"]
-)
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_same_bits_in_every_layout(name: str, layout: str) -> None:
     kernel, reference, arity = CASES[name]
-    args = [a.reshape(64, 64) for a in _arguments(arity, np.float32, 64 * 64)]
-    if layout == "transposed":
-        args = [a.T for a in args]
-    elif layout == "strided":
-        args = [a[::2, 1::3] for a in args]
-    elif layout == "fortran":
-        args = [np.asfortranarray(a) for a in args]
-    elif layout == "broadcast":
-        args = [np.broadcast_to(a[:1], (LARGE, 64)) for a in args]
-    elif layout == "0-d":
-        args = [a[0, 0].reshape(()) for a in args]
-    else:
-        args = [a.reshape(16, 16, 16) for a in args]
+    args = in_layout(_arguments(arity, np.float32, 64 * 64), layout, 64, LARGE)
     with np.errstate(all="ignore"):
         _assert_identical(kernel(*args), reference(*args))
 
