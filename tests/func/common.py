@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+import gradgen.nn.functional as F
+from gradgen.composites._common import BATCHED
 
 X = np.array([0.3, -0.7, 1.1])
 Y = np.array([[0.5, 2.0, -1.0], [1.0, 0.2, 0.3]])
@@ -65,3 +70,40 @@ def assert_same(ours: Any, theirs: Any, where: str = "") -> None:
         ), f"{where}: {ours} != {theirs}"
         return
     assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
+
+
+@contextmanager
+def general_path() -> Iterator[None]:
+    """The composites without their batched slots: every operator by its own rule."""
+    saved = BATCHED.linear, BATCHED.cross_entropy_loss
+    BATCHED.linear = BATCHED.cross_entropy_loss = None
+    try:
+        yield
+    finally:
+        BATCHED.linear, BATCHED.cross_entropy_loss = saved
+
+
+def mlp(params: Any, x: Any, t: Any) -> Any:
+    """A two-layer MLP's cross-entropy loss on one example (a row of x, t's class
+    probabilities), the function the per-example tests take grad of."""
+    w1, b1, w2, b2 = params
+    hidden = F.relu(F.linear(x.unsqueeze(0), w1, b1))
+    return F.cross_entropy(F.linear(hidden, w2, b2), t.unsqueeze(0))
+
+
+def mlp_arrays(
+    dtype: str, seed: int, sizes: tuple[int, int, int], batch: int
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Random parameters (inputs, hidden, classes = sizes), a batch of inputs and
+    one-hot targets for `mlp`, in `dtype`."""
+    inputs, hidden, classes = sizes
+    rng = np.random.default_rng(seed)
+    params = [
+        rng.standard_normal((hidden, inputs)),
+        rng.standard_normal(hidden),
+        rng.standard_normal((classes, hidden)),
+        rng.standard_normal(classes),
+    ]
+    x = rng.standard_normal((batch, inputs))
+    target = np.eye(classes)[rng.integers(0, classes, batch)]
+    return [p.astype(dtype) for p in params], x.astype(dtype), target.astype(dtype)

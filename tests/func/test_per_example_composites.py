@@ -5,8 +5,6 @@ gradients, and the cases where the one-node path must not apply."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -14,23 +12,13 @@ import pytest
 
 import gradgen
 import gradgen.nn.functional as F
-from gradgen.composites._common import BATCHED
 from gradgen.func import debug_unwrap, grad, hessian, vmap
 from gradgen.numpy_kernels.linalg import bmm
 from torch_oracle import oracle
 
+from .common import general_path, mlp, mlp_arrays
+
 RNG = np.random.default_rng(11)
-
-
-@contextmanager
-def _general_path() -> Iterator[None]:
-    """The composites without their batched slots: every operator by its own rule."""
-    saved = BATCHED.linear, BATCHED.cross_entropy_loss
-    BATCHED.linear = BATCHED.cross_entropy_loss = None
-    try:
-        yield
-    finally:
-        BATCHED.linear, BATCHED.cross_entropy_loss = saved
 
 
 def _t(array: np.ndarray, requires_grad: bool = False) -> gradgen.Tensor:
@@ -61,7 +49,7 @@ def _per_example(reduction: str) -> Any:
 def test_same_bits_as_the_general_path(dtype: str, rows: int, reduction: str) -> None:
     arrays = [_t(a) for a in _problem(dtype, rows)]
     fast = _per_example(reduction)(*arrays)
-    with _general_path():
+    with general_path():
         general = _per_example(reduction)(*arrays)
     for got, expected in zip(fast, general):
         assert got.dtype == expected.dtype
@@ -147,7 +135,7 @@ def test_saved_tensor_hooks_see_the_operators_saves() -> None:
     arrays = [_t(a) for a in _problem("float64", 1)]
     with gradgen.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         hooked = _per_example("mean")(*arrays)
-    with _general_path(), gradgen.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with general_path(), gradgen.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         count = len(packed)
         general = _per_example("mean")(*arrays)
     assert packed[:count] == packed[count:]  # the same saves with the slots or not
@@ -155,29 +143,14 @@ def test_saved_tensor_hooks_see_the_operators_saves() -> None:
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
-def _mlp(params: Any, x: Any, t: Any) -> Any:
-    w1, b1, w2, b2 = params
-    hidden = F.relu(F.linear(x.unsqueeze(0), w1, b1))
-    return F.cross_entropy(F.linear(hidden, w2, b2), t.unsqueeze(0))
-
-
 def _mlp_arrays(dtype: str) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(5)
-    params = [
-        rng.standard_normal((8, 4)),
-        rng.standard_normal(8),
-        rng.standard_normal((3, 8)),
-        rng.standard_normal(3),
-    ]
-    x = rng.standard_normal((7, 4))
-    target = np.eye(3)[rng.integers(0, 3, 7)]
-    return [p.astype(dtype) for p in params], x.astype(dtype), target.astype(dtype)
+    return mlp_arrays(dtype, 5, (4, 8, 3), 7)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_mlp_gradients_equal_torch_func(dtype: str) -> None:
     params, x, target = _mlp_arrays(dtype)
-    got = vmap(grad(_mlp), in_dims=(None, 0, 0))(
+    got = vmap(grad(mlp), in_dims=(None, 0, 0))(
         [_t(p) for p in params], _t(x), _t(target)
     )
 
@@ -204,7 +177,7 @@ def test_nested_vmap_equals_the_loop() -> None:
     params, x, target = _mlp_arrays("float64")
     tensors = [_t(p) for p in params]
     xs, ts = _t(np.stack([x, 2 * x])), _t(np.stack([target, target[::-1]]))
-    inner = vmap(grad(_mlp), in_dims=(None, 0, 0))
+    inner = vmap(grad(mlp), in_dims=(None, 0, 0))
     got = vmap(inner, in_dims=(None, 0, 0))(tensors, xs, ts)
     for outer in range(2):
         expected = inner(tensors, xs[outer], ts[outer])
@@ -218,12 +191,12 @@ def test_second_derivatives_through_both_nodes() -> None:
     params, x, target = _mlp_arrays("float64")
 
     def gradient_norm(p: Any, xi: Any, ti: Any) -> Any:
-        return sum((g**2).sum() for g in grad(_mlp)(p, xi, ti))
+        return sum((g**2).sum() for g in grad(mlp)(p, xi, ti))
 
     per_example = vmap(grad(gradient_norm), in_dims=(None, 0, 0))
     args = ([_t(p) for p in params], _t(x), _t(target))
     fast = per_example(*args)
-    with _general_path():
+    with general_path():
         general = per_example(*args)
     for got, expected in zip(fast, general):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-12)
@@ -269,7 +242,7 @@ def test_the_logits_changed_in_place_after_the_loss_do_not_matter() -> None:
     arrays = [_t(a) for a in _problem("float64", 0)]
     per_example = vmap(grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))
     fast = per_example(*arrays)
-    with _general_path():
+    with general_path():
         general = per_example(*arrays)
     for got, expected in zip(fast, general):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
@@ -315,7 +288,7 @@ def test_non_finite_logits_give_the_general_path_bits_without_warnings() -> None
     x[1, 0, 0], x[2, 0, 1] = np.inf, np.nan
     arrays = [_t(a) for a in (w, b, x, t)]
     fast = _per_example("mean")(*arrays)
-    with _general_path():
+    with general_path():
         general = _per_example("mean")(*arrays)
     for got, expected in zip(fast, general):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())

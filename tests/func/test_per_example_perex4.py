@@ -7,8 +7,6 @@ cases the shortcut must leave alone."""
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,7 +14,6 @@ import pytest
 
 import gradgen
 import gradgen.nn.functional as F
-from gradgen.composites._common import BATCHED
 from gradgen.func import grad, vmap
 from gradgen.func.batching_linear import PerExampleLinearBackward
 from gradgen.func.pytree import tree_flatten, tree_leaves, tree_unflatten
@@ -24,18 +21,9 @@ from gradgen.graph import NO_EDGE, SavedVariable
 from gradgen.variable_type_utils import next_edge
 from torch_oracle import oracle
 
+from .common import general_path, mlp, mlp_arrays
+
 RNG = np.random.default_rng(44)
-
-
-@contextmanager
-def _general_path() -> Iterator[None]:
-    """The composites without their batched slots: every operator by its own rule."""
-    saved = BATCHED.linear, BATCHED.cross_entropy_loss
-    BATCHED.linear = BATCHED.cross_entropy_loss = None
-    try:
-        yield
-    finally:
-        BATCHED.linear, BATCHED.cross_entropy_loss = saved
 
 
 def _node(x: np.ndarray, weight: np.ndarray) -> PerExampleLinearBackward:
@@ -68,32 +56,17 @@ def test_bias_gradient_has_the_sums_bits(dtype: str, rows: int) -> None:
         assert np.signbit(grad_out[0, 0, 0]) and not np.signbit(bias_grad[0, 0])
 
 
-def _mlp(params: Any, x: Any, t: Any) -> Any:
-    w1, b1, w2, b2 = params
-    hidden = F.relu(F.linear(x.unsqueeze(0), w1, b1))
-    return F.cross_entropy(F.linear(hidden, w2, b2), t.unsqueeze(0))
-
-
 def _mlp_arrays(dtype: str) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(9)
-    params = [
-        rng.standard_normal((6, 5)),
-        rng.standard_normal(6),
-        rng.standard_normal((4, 6)),
-        rng.standard_normal(4),
-    ]
-    x = rng.standard_normal((8, 5))
-    target = np.eye(4)[rng.integers(0, 4, 8)]
-    return [p.astype(dtype) for p in params], x.astype(dtype), target.astype(dtype)
+    return mlp_arrays(dtype, 9, (5, 6, 4), 8)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_mlp_same_bytes_as_the_general_path(dtype: str) -> None:
     params, x, target = _mlp_arrays(dtype)
     tensors = [gradgen.tensor(p) for p in params]
-    per_example = vmap(grad(_mlp), in_dims=(None, 0, 0))
+    per_example = vmap(grad(mlp), in_dims=(None, 0, 0))
     fast = per_example(tensors, gradgen.tensor(x), gradgen.tensor(target))
-    with _general_path():
+    with general_path():
         general = per_example(tensors, gradgen.tensor(x), gradgen.tensor(target))
     for got, expected in zip(fast, general):
         assert got.dtype == expected.dtype and got.shape == expected.shape
@@ -106,9 +79,9 @@ def test_bias_of_a_zero_gradient_example_is_positive_zero() -> None:
     params, x, _ = _mlp_arrays("float64")
     target = np.zeros((8, 4))
     tensors = [gradgen.tensor(p) for p in params]
-    per_example = vmap(grad(_mlp), in_dims=(None, 0, 0))
+    per_example = vmap(grad(mlp), in_dims=(None, 0, 0))
     fast = per_example(tensors, gradgen.tensor(x), gradgen.tensor(target))
-    with _general_path():
+    with general_path():
         general = per_example(tensors, gradgen.tensor(x), gradgen.tensor(target))
     for got, expected in zip(fast, general):
         assert got.numpy().tobytes() == expected.numpy().tobytes()
@@ -118,7 +91,7 @@ def test_bias_of_a_zero_gradient_example_is_positive_zero() -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_mlp_gradients_equal_torch_func(dtype: str) -> None:
     params, x, target = _mlp_arrays(dtype)
-    got = vmap(grad(_mlp), in_dims=(None, 0, 0))(
+    got = vmap(grad(mlp), in_dims=(None, 0, 0))(
         [gradgen.tensor(p) for p in params], gradgen.tensor(x), gradgen.tensor(target)
     )
 
