@@ -107,15 +107,19 @@ _PROBE_NATIVE = """\
   numpy: self + zqo
   out_overload: zqu.zqout
 
-- func: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
+- func: zqz(Tensor self, int zqi=0, bool zqc=False) -> Tensor
+  variants: function, method
+  numpy: self
+
+- func: linalg_zqx(Tensor self, Tensor zqo, int zqi=0, bool zqc=False) -> Tensor
   python_module: linalg
   numpy: self - zqo
 
-- func: special_zqx(Tensor self, Tensor zqo) -> Tensor
+- func: special_zqx(Tensor self, Tensor zqo, int zqi=0, bool zqc=False) -> Tensor
   python_module: special
   numpy: self - zqo
 
-- func: fft_zqx(Tensor self, Tensor zqo) -> Tensor
+- func: fft_zqx(Tensor self, Tensor zqo, int zqi=0, bool zqc=False) -> Tensor
   python_module: fft
   numpy: self - zqo
 """
@@ -142,8 +146,8 @@ _PROBE_DERIVATIVES = """\
 - name: zqj(Tensor[] zqt, int zqi=0) -> Tensor
   zqt: zqj(zqt, zqi) if retain_variables else grad
 
-- name: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
-  self: linalg_zqx(grad, zqo) + zqo
+- name: linalg_zqx(Tensor self, Tensor zqo, int zqi=0, bool zqc=False) -> Tensor
+  self: linalg_zqx(grad, zqo, zqi, zqc) + zqo
   zqo: grad * zqo
 
 - name: zqu(Tensor self, Tensor zqo) -> Tensor
