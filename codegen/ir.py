@@ -36,7 +36,12 @@ from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
 from .ir_forward_ad import _forward_ad_ir
 from .ir_kernel_sources import kernel_sources
-from .ir_kernels import _kernel_body, _kernel_parameters, _tensor_unwraps
+from .ir_kernels import (
+    _inline_kernel,
+    _kernel_body,
+    _kernel_parameters,
+    _tensor_unwraps,
+)
 from .ir_views import (
     AutogradIR,
     BackwardIR,
@@ -112,6 +117,7 @@ def _operator_ir(
         integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
+        inline_kernel=_inline_kernel(function, _promoted_pair(function)),
         autograd=autograd,
         forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,

@@ -4,6 +4,8 @@ unwrapping of tensor arguments and the body around the checked `numpy:` expressi
 
 from __future__ import annotations
 
+import ast
+
 from .formulas import names_used, python_identifier
 from .model import INPLACE_OUT, NativeFunction
 from .schema import BaseTy, BaseType, ListType, OptionalType, Type
@@ -141,3 +143,53 @@ def _python_value(name: str, type_: Type) -> str:
         inner = _python_value("element", type_.elem)
         return name if inner == "element" else f"[{inner} for element in {name}]"
     return name
+
+
+# The nodes an expression may consist of to be inlined into an operator's fast path:
+# arithmetic and comparisons over the kernel's arguments and constants (no calls, no
+# attributes, so nothing the fast path's module would have to import).
+_INLINE_NODES = (
+    ast.Expression,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.BoolOp,
+    ast.IfExp,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+)
+
+
+def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
+    """The `numpy:` expression of a binary elementwise kernel over two plain Tensors
+    (`pair`), with those two read as the fast path's `array_0` and `array_1`, for the
+    fast path to evaluate inline in the common case (one dtype, numpy's result in it);
+    "" when the kernel is any other kind or its expression calls anything."""
+    if (
+        not pair
+        or function.numpy is None
+        or function.integer_to_float
+        or _is_inplace(function)
+        or len(function.schema.returns) != 1
+        or not function.schema.returns[0].type.is_tensor_like()
+        or function.schema.returns[0].type.is_list_like() is not None
+    ):
+        return ""
+    tree = ast.parse(function.numpy, mode="eval")
+    arguments = {python_identifier(a.name) for a in function.arguments}
+    if not all(
+        isinstance(node, _INLINE_NODES)
+        and (not isinstance(node, ast.Name) or node.id in arguments)
+        for node in ast.walk(tree)
+    ):
+        return ""
+    arrays = {name: f"array_{index}" for index, name in enumerate(pair)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in arrays:
+            node.id = arrays[node.id]
+    return ast.unparse(tree)

@@ -89,6 +89,9 @@ class OperatorIR:
     integer_to_float: bool  # an integral common dtype becomes the default float dtype
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
     kernel_body: tuple[str, ...]  # lines computing and returning the result
+    # The fast path's inline kernel: the `numpy:` expression of a binary elementwise
+    # kernel over `array_0`, `array_1` (the promoted pair's arrays), "" for none.
+    inline_kernel: str
     # autograd
     autograd: AutogradIR | None
     forward_ad: ForwardADIR | None

@@ -5,8 +5,12 @@ Autograd kernels: record the graph, then redispatch to the kernel.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+from numpy import ndarray
 
 from gradgen.autograd.forward_ad import (
     computing_jvp,
@@ -44,6 +48,16 @@ from gradgen.variable_type_utils import (
 )
 
 from . import functions, operators
+
+# The fast paths evaluate the common case of binary kernels inline (see below): like
+# kernels.py, this module lets numpy's floating-point warnings pass silently, as
+# PyTorch produces inf and nan silently.
+warnings.filterwarnings(
+    "ignore",
+    message="(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning,
+    module=__name__,
+)
 
 
 def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
@@ -21417,7 +21431,27 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other, alpha)
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    result = None
+    array_0 = self._data
+    array_1 = other._data
+    if (
+        array_0.dtype is array_1.dtype
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        try:
+            value = array_0 + array_1 if alpha == 1 else array_0 + alpha * array_1
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:
@@ -21552,7 +21586,27 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
             else SavedVariable.input(self)
         )
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other)
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    result = None
+    array_0 = self._data
+    array_1 = other._data
+    if (
+        array_0.dtype is array_1.dtype
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        try:
+            value = array_0 * array_1
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:

@@ -222,6 +222,7 @@ CODE_FIELDS = {
     "op.autograd.node_class",
     "op.autograd.node_constructor",
     "op.forward_ad.condition",
+    "op.inline_kernel",  # ast.unparse of the checked numpy expression's tree
     "op.parameters",
     "op.promoted",
     "output",

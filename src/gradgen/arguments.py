@@ -32,13 +32,14 @@ def tensor_argument(
     accepts_numbers: bool = True,
 ) -> Tensor:
     """A Tensor argument; a Python number becomes a wrapped number where allowed."""
-    if isinstance(value, Tensor):
-        return value
-    if accepts_numbers and value.__class__ is float:
-        # wrap_number's cache inline: `x * 2.0`, `z + 0.5` (nan and 0.0 are not in it)
+    if value.__class__ is float and accepts_numbers:
+        # wrap_number's cache inline: `x * 2.0`, `z + 0.5` (nan and 0.0 are not in it);
+        # first, as a binding passes a plain Tensor on without calling this.
         cached = _WRAPPED.get((float, value))
         if cached is not None:
             return cached
+    if isinstance(value, Tensor):
+        return value
     if accepts_numbers and isinstance(value, _NUMBER_TYPES):
         return wrap_number(value)
     raise TypeError(
