@@ -28,7 +28,7 @@ by operator name, is built from it. The kinds:
   extra arguments of fill, masked_fill, embedding, layer norm). The families' own
   are in batching_rules_nn.py (convolution by groups, batch and group norm by
   channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
-  reductions), batching_rules_more.py (row losses, fused RNN cells, renorm, ...) and
+  reductions), batching_rules_more.py (row and class losses, fused RNN cells, renorm, ...) and
   batching_rules_linalg.py (the solves whose arguments broadcast their batch dims).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
@@ -43,8 +43,6 @@ import functools
 from typing import Any
 
 from ..dispatch import OperatorHandle
-from ..dtypes import get_default_dtype
-from ..factories import zeros_like
 from ..generated import ops
 from ..generated.batching import DECLARED
 from ..tensor import Tensor
@@ -443,62 +441,6 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     return HANDLES[target].call(unreduced, all_dims, False, None)
 
 
-def _class_rows(level: int, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor, int]:
-    """The batch's inputs as one (B * N, C) matrix and (B * N,) targets, and N."""
-    size = batch_size(level)
-    classes = self.shape[-1]
-    rows = 1 if self.dim() == 1 else self.shape[0]
-    scores = ops.reshape(broadcast_value(self, level), [size * rows, classes])
-    targets = ops.reshape(broadcast_value(target, level), [size * rows])
-    return scores, targets, rows
-
-
-def _class_weights(
-    level: int, targets: Tensor, weight: Tensor | None, ignore_index: int, rows: int
-) -> Tensor:
-    """Each example's total weight: the weights of its targets that are not ignored."""
-    kept = ops.ne(targets, ignore_index)
-    if weight is None:
-        each = kept.to(get_default_dtype())
-    else:
-        safe = ops.where(kept, targets, zeros_like(targets))
-        each = ops.index_select(weight, 0, safe) * kept
-    return ops.sum(ops.reshape(each, [batch_size(level), rows]), [1])
-
-
-def _nll_loss_forward(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
-    """nll_loss per example: the unreduced loss of all rows at once, reduced per
-    example by its own total weight."""
-    self, target, weight, reduction, ignore_index = args
-    if is_batched(weight, level):
-        return NotImplemented
-    scores, targets, rows = _class_rows(level, self, target)
-    losses, _ = call_plain(handle, scores, targets, weight, 0, ignore_index)
-    losses = ops.reshape(losses, [batch_size(level), rows])
-    total = _class_weights(level, targets, weight, ignore_index, rows).to(losses.dtype)
-    if reduction == 0:
-        out = losses if self.dim() > 1 else ops.reshape(losses, [batch_size(level)])
-        return wrap((out, zeros_like(total)), level)
-    summed = ops.sum(losses, [1])
-    return wrap((summed if reduction == 2 else summed / total, total), level)
-
-
-def _nll_loss_backward(
-    handle: OperatorHandle, level: int, args: tuple[Any, ...]
-) -> Any:
-    grad, self, target, weight, reduction, ignore_index, total = args
-    if is_batched(weight, level):
-        return NotImplemented
-    scores, targets, rows = _class_rows(level, self, target)
-    size = batch_size(level)
-    grads = broadcast_value(grad, level)
-    if reduction == 1:
-        grads = grads / broadcast_value(total, level)
-    grads = ops.reshape(grads, [size, -1]).expand(size, rows).reshape([size * rows])
-    result = call_plain(handle, grads, scores, targets, weight, 0, ignore_index, total)
-    return wrap(ops.reshape(result, [size] + list(self.shape)), level)
-
-
 # -- batched extra arguments -------------------------------------------------------------
 
 
@@ -703,8 +645,6 @@ CUSTOM: dict[str, Rule] = {
     "prod": _prod,
     "max": reduce_all("amax", False),
     "min": reduce_all("amin", False),
-    "nll_loss_forward": _nll_loss_forward,
-    "nll_loss_backward": _nll_loss_backward,
     **NN_CUSTOM,
     **INDEX_CUSTOM,
     **MORE_CUSTOM,
