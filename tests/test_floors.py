@@ -40,6 +40,7 @@ FLOORS: dict[str, float] = {
     # 2: the dispatcher, the graph's nodes, the numpy kernels (arrays, not tensors).
     "gradgen.dispatch": 2,
     "gradgen.graph": 2,
+    "gradgen.saved_variable": 2,
     "gradgen.numpy_kernels": 2,
     # 3: the tensor core.
     "gradgen.tensor": 3,
