@@ -169,7 +169,8 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
     """The `numpy:` expression of a binary elementwise kernel over two plain Tensors
     (`pair`), with those two read as the fast path's `array_0` and `array_1`, for the
     fast path to evaluate inline in the common case (one dtype, numpy's result in it);
-    "" when the kernel is any other kind or its expression calls anything."""
+    "" when the kernel is any other kind or its expression calls anything (but in the
+    `else` branch of a conditional expression, which becomes None: the kernel)."""
     if (
         not pair
         or function.numpy is None
@@ -182,12 +183,25 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
         return ""
     tree = ast.parse(function.numpy, mode="eval")
     arguments = {python_identifier(a.name) for a in function.arguments}
-    if not all(
-        isinstance(node, _INLINE_NODES)
-        and (not isinstance(node, ast.Name) or node.id in arguments)
-        for node in ast.walk(tree)
-    ):
-        return ""
+
+    def inlinable(expression: ast.AST) -> bool:
+        return all(
+            isinstance(node, _INLINE_NODES)
+            and (not isinstance(node, ast.Name) or node.id in arguments)
+            for node in ast.walk(expression)
+        )
+
+    if not inlinable(tree):
+        # `COMMON if TEST else OTHER` with only OTHER calling something: the common
+        # case inline, None (the kernel runs) otherwise.
+        body = tree.body
+        if not (
+            isinstance(body, ast.IfExp)
+            and inlinable(body.test)
+            and inlinable(body.body)
+        ):
+            return ""
+        body.orelse = ast.Constant(None)
     arrays = {name: f"array_{index}" for index, name in enumerate(pair)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in arrays:

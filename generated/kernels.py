@@ -33,6 +33,7 @@ from gradgen.numpy_kernels import (
     airy_ai,
     alias,
     allclose,
+    alpha_scaled,
     amax,
     aminmax,
     angle,
@@ -1048,7 +1049,7 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         else promoted_array(other, common_dtype)
     )
     try:
-        value = self + other if alpha == 1 else self + alpha * other
+        value = self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
@@ -1207,7 +1208,10 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
         else promoted_array(other, common_dtype)
     )
     return copy_into(
-        self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
+        self_tensor,
+        into(
+            out, np.add, self, other if alpha == 1 else alpha_scaled(self, other, alpha)
+        ),
     )
 
 
@@ -1235,7 +1239,12 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     )
     return copy_into(
         self_tensor,
-        into(out, np.subtract, self, other if alpha == 1 else alpha * other),
+        into(
+            out,
+            np.subtract,
+            self,
+            other if alpha == 1 else alpha_scaled(self, other, alpha),
+        ),
     )
 
 
@@ -1618,7 +1627,7 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         else promoted_array(self, common_dtype)
     )
     try:
-        value = self + other if alpha == 1 else self + alpha * other
+        value = self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
@@ -1638,7 +1647,7 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         else promoted_array(self, common_dtype)
     )
     try:
-        value = self - other if alpha == 1 else self - alpha * other
+        value = self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:

@@ -21442,7 +21442,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         and array_0.dtype in SCALAR_TYPES
     ):
         try:
-            value = array_0 + array_1 if alpha == 1 else array_0 + alpha * array_1
+            value = array_0 + array_1 if alpha == 1 else None
         except ValueError:
             value = None
         if type(value) is ndarray:

@@ -14,7 +14,8 @@ from importlib import import_module
 
 import warnings
 
-from ._checked import cat_arrays, negative, power, stack_arrays, subtract
+from ._checked import alpha_scaled, cat_arrays, negative, power
+from ._checked import stack_arrays, subtract
 from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
 from ._common import broadcast_error as broadcast_error
@@ -52,6 +53,7 @@ __all__: list[str] = [
     "stack_arrays",
     "negative",
     "subtract",
+    "alpha_scaled",
     "power",
     "random_generator",
 ]

@@ -83,6 +83,31 @@ def negative(self: np.ndarray) -> np.ndarray:
     return result
 
 
+def alpha_check(common: np.dtype, alpha: Any) -> None:
+    """PyTorch's alpha_check of add and sub: alpha's kind must fit the operands' common
+    dtype `common` (no float alpha for integral tensors, bool only for bool ones)."""
+    if isinstance(alpha, (bool, np.bool_)):
+        if common.kind != "b":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (float, np.floating)):
+        if common.kind in "biu":
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating "
+                "point number."
+            )
+    elif isinstance(alpha, (complex, np.complexfloating)) and common.kind != "c":
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+
+
+def alpha_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
+    """`alpha * other` for add and sub with an alpha other than 1, after PyTorch's
+    alpha_check on `self`'s dtype (the operands' common dtype)."""
+    alpha_check(self.dtype, alpha)
+    return alpha * other
+
+
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
     """sub in the operands' common dtype: `self - alpha * other`, refused for two
     bool tensors as PyTorch does."""
@@ -91,7 +116,9 @@ def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    result: np.ndarray = self - other if alpha == 1 else self - alpha * other
+    result: np.ndarray = (
+        self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)
+    )
     return result
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..dtypes import get_default_dtype
 from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
+from ._checked import alpha_check
 from ._common import (
     check_p,
     check_probabilities,
@@ -278,20 +279,6 @@ def div_mode(self: np.ndarray, other: Any, rounding_mode: str | None) -> np.ndar
     )
 
 
-def _check_alpha(common: np.dtype, alpha: Any) -> None:
-    """PyTorch's alpha_check: alpha's kind must fit the result dtype."""
-    if isinstance(alpha, (bool, np.bool_)) and common.kind != "b":
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, (float, np.floating)) and common.kind in "biu":
-        raise RuntimeError(
-            "For integral input tensors, argument alpha must not be a floating point number."
-        )
-    if isinstance(alpha, (complex, np.complexfloating)) and common.kind != "c":
-        raise RuntimeError(
-            "For non-complex input tensors, argument alpha must not be a complex number."
-        )
-
-
 def reverse_subtract(self: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
     """`other - alpha * self` in the operands' common dtype, with PyTorch's sub_check
     (bool tensors cannot be subtracted)."""
@@ -306,7 +293,7 @@ def reverse_subtract(self: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
             "are trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     common = _common_dtype(self, other)
-    _check_alpha(common, alpha)
+    alpha_check(common, alpha)
     _check_broadcast(self, other)
     minuend = np.asarray(other).astype(common, copy=False)
     subtrahend = self.astype(common, copy=False)

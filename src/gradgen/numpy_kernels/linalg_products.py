@@ -56,8 +56,9 @@ def addmv(
 
 def _check_integral_scalars(self: np.ndarray, beta: Any, alpha: Any) -> None:
     """addr's checks of beta and alpha against the result's dtype."""
-    if self.dtype.kind != "b" and isinstance(beta, bool):
-        raise RuntimeError("Boolean beta only supported for Boolean results.")
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if self.dtype.kind != "b" and isinstance(value, bool):
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
     for name, value in (("beta", beta), ("alpha", alpha)):
         if self.dtype.kind in "biu" and isinstance(value, (float, complex)):
             raise RuntimeError(
