@@ -210,7 +210,7 @@ def _class_max(x: np.ndarray, dim: int) -> np.ndarray:
     if dim != x.ndim - 1 or classes > _CLASS_MAX_CLASSES or x.size < _CLASS_MAX_SIZE:
         return np.maximum.reduce(x, axis=dim, keepdims=True)
     columns = np.ascontiguousarray(x.reshape(-1, classes).T)
-    found = np.maximum.reduce(columns, axis=0)
+    found: np.ndarray = np.maximum.reduce(columns, axis=0)
     if not np.greater(found * found, 0).all():  # a NaN or a zero maximum
         return np.maximum.reduce(x, axis=dim, keepdims=True)
     return found.reshape(x.shape[:-1] + (1,))
