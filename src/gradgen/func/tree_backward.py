@@ -77,16 +77,24 @@ def _sinks(inputs: Sequence[Tensor]) -> dict[Node, int] | None:
     return sinks
 
 
-def _walk(root: Node, sinks: dict[Node, int]) -> list[Node] | None:
-    """Every node reached from `root`, parents before children; None when one is
-    reached twice, has hooks or metadata, has no array form, or is a leaf's sink
-    that is not an input's."""
-    reached = [root]
-    seen = {root}
-    position = 0
-    while position < len(reached):
-        node = reached[position]
-        position += 1
+def _children(node: Node) -> Sequence[Node | None]:
+    """The nodes `node`'s edges lead to (None for an edge to nothing)."""
+    count = node._num_edges  # the edges kept flat in the node, read inline
+    if count == 1:
+        return (node._fn0,)
+    if count == 2:
+        return (node._fn0, node._fn1)
+    return [function for function, _ in node._next_edges]
+
+
+def _walk(root: Node, sinks: dict[Node, int]) -> dict[Node, Node] | None:
+    """Each node reached from `root` (in the order reached: parents first) with the
+    one node whose edge leads to it; None when a node is reached twice, has hooks
+    or metadata, has no array form, or is a leaf's sink that is not an input's."""
+    parents: dict[Node, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
         if node in sinks:
             continue
         if (
@@ -95,14 +103,14 @@ def _walk(root: Node, sinks: dict[Node, int]) -> list[Node] | None:
             or type(node) is AccumulateGrad
         ):
             return None
-        for function, _ in node._next_edges:
+        for function in _children(node):
             if function is None:
                 continue
-            if function in seen:
+            if function in parents or function is root:
                 return None
-            seen.add(function)
-            reached.append(function)
-    return reached
+            parents[function] = node
+            stack.append(function)
+    return parents
 
 
 def _plan(output: Tensor, inputs: Sequence[Tensor]) -> _Plan | None:
@@ -120,20 +128,17 @@ def _plan(output: Tensor, inputs: Sequence[Tensor]) -> _Plan | None:
     sinks = _sinks(inputs)
     if sinks is None:
         return None
-    reached = _walk(root, sinks)
-    if reached is None:
+    parents = _walk(root, sinks)
+    if parents is None:
         return None
-    # Children come after their parent: from the end, a node is needed when an edge
-    # of it leads to a sink or to a needed node.
+    # The nodes on the way from the root to a sink (the engine's exec info).
     needed: set[Node] = set()
-    for node in reversed(reached):
-        if node in sinks:
-            continue
-        for function, _ in node._next_edges:
-            if function is not None and (function in sinks or function in needed):
-                needed.add(node)
-                break
-    return _Plan(root, output._output_nr, sinks, needed, reached)
+    for sink in sinks:
+        node = parents.get(sink)
+        while node is not None and node not in needed:
+            needed.add(node)
+            node = parents.get(node)
+    return _Plan(root, output._output_nr, sinks, needed, [root, *parents])
 
 
 def tree_grads(
