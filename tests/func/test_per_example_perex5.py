@@ -4,6 +4,8 @@
   gradients) store their zero-padded left factor by columns: the same BLAS products
   over the same values, so the bits must be those of the row-stored layout they
   replace, and each element its one product.
+- The one-node linear adds a bias repeated over the batch (vmap(grad)'s alias of
+  a layer's) from its one row: the same additions.
 - The one-node cross_entropy takes the class maximum of many rows of few classes
   as an elementwise maximum over a transposed copy: the bits of the row-wise
   reduction (log_softmax's kernel's), the ties of zeros and NaNs left to it."""
@@ -19,6 +21,7 @@ import gradgen
 import gradgen.nn.functional as F
 from gradgen.func import grad_and_value, vmap
 from gradgen.func.batching_composites import _class_max
+from gradgen.func.batching_linear import linear_node
 from gradgen.func.pytree import tree_leaves
 from gradgen.numpy_kernels.linalg import _outer_pairs, bmm
 
@@ -183,3 +186,28 @@ def test_per_example_cross_entropy_of_a_large_batch_has_the_general_bits(
         general = per_example(*arrays)
     for got, expected in zip(tree_leaves(fast), tree_leaves(general)):
         assert got.numpy().tobytes() == expected.numpy().tobytes()
+
+
+# -- the one-node linear's repeated bias -------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_repeated_bias_adds_the_bits_of_its_copies(dtype: str) -> None:
+    batch, rows, inputs, outputs = 6, 3, 5, 4
+    x = gradgen.tensor(RNG.standard_normal((batch, rows, inputs)).astype(dtype))
+    weight = RNG.standard_normal((outputs, inputs)).astype(dtype)
+    weights = gradgen.tensor(np.broadcast_to(weight, (batch, outputs, inputs)))
+    bias = RNG.standard_normal(outputs).astype(dtype)
+    bias[0] = -0.0
+    repeated = gradgen.tensor(np.broadcast_to(bias, (batch, outputs)))
+    copied = gradgen.tensor(np.ascontiguousarray(repeated.numpy()))
+    assert repeated._data.strides[0] == 0 and copied._data.strides[0] != 0
+    with gradgen.no_grad():
+        assert linear_node(repeated, x, weights, rows=True) is None  # no graph: none
+    weights.requires_grad_()
+    got = linear_node(repeated, x, weights, rows=True)
+    expected = linear_node(copied, x, weights, rows=True)
+    assert got is not None and expected is not None
+    assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes()
+    by_hand = x.numpy() @ weight.T + bias
+    np.testing.assert_allclose(got.detach().numpy(), by_hand, rtol=1e-6)
