@@ -24,6 +24,7 @@ from gradgen.func.batching_composites import _class_max
 from gradgen.func.batching_linear import linear_node
 from gradgen.func.pytree import tree_leaves
 from gradgen.numpy_kernels.linalg import _outer_pairs, bmm
+from gradgen.tensor import Tensor
 
 from .common import general_path
 
@@ -196,11 +197,11 @@ def test_a_repeated_bias_adds_the_bits_of_its_copies(dtype: str) -> None:
     batch, rows, inputs, outputs = 6, 3, 5, 4
     x = gradgen.tensor(RNG.standard_normal((batch, rows, inputs)).astype(dtype))
     weight = RNG.standard_normal((outputs, inputs)).astype(dtype)
-    weights = gradgen.tensor(np.broadcast_to(weight, (batch, outputs, inputs)))
+    weights = Tensor(np.broadcast_to(weight, (batch, outputs, inputs)))
     bias = RNG.standard_normal(outputs).astype(dtype)
     bias[0] = -0.0
-    repeated = gradgen.tensor(np.broadcast_to(bias, (batch, outputs)))
-    copied = gradgen.tensor(np.ascontiguousarray(repeated.numpy()))
+    repeated = Tensor(np.broadcast_to(bias, (batch, outputs)))  # (as vmap's alias)
+    copied = Tensor(np.ascontiguousarray(repeated._data))
     assert repeated._data.strides[0] == 0 and copied._data.strides[0] != 0
     with gradgen.no_grad():
         assert linear_node(repeated, x, weights, rows=True) is None  # no graph: none
