@@ -197,6 +197,31 @@ def batched_cross_entropy(
     return _record(self._level, x, probabilities, edge, reduction)
 
 
+def _class_max(x: np.ndarray, dim: int) -> np.ndarray:
+    """``np.maximum.reduce(x, axis=dim, keepdims=True)`` (log_softmax's kernel's max),
+    the same bits. numpy reduces a short last axis one row at a time (~70 ns a row);
+    many rows of a few classes go faster as the rows' elementwise maximum, class
+    after class, over a transposed copy. The maximum of values that are not NaN is
+    one value, with one bit pattern unless it is a zero (-0.0 and 0.0 compare
+    equal: which one wins a tie depends on the order), so the result is kept only
+    when every row's maximum is neither NaN nor a zero (nor so small that its
+    square is 0); else the row-wise reduction runs."""
+    classes = x.shape[dim]
+    if dim != x.ndim - 1 or classes > _CLASS_MAX_CLASSES or x.size < _CLASS_MAX_SIZE:
+        return np.maximum.reduce(x, axis=dim, keepdims=True)
+    columns = np.ascontiguousarray(x.reshape(-1, classes).T)
+    found: np.ndarray = np.maximum.reduce(columns, axis=0)
+    if not np.greater(found * found, 0).all():  # a NaN or a zero maximum
+        return np.maximum.reduce(x, axis=dim, keepdims=True)
+    return found.reshape(x.shape[:-1] + (1,))
+
+
+# Where `_class_max`'s transposed maximum is faster (measured with float32: 256 rows
+# of 10 classes 7 us instead of 19; at 100 classes the row-wise reduction wins).
+_CLASS_MAX_CLASSES = 32
+_CLASS_MAX_SIZE = 1024
+
+
 def _record(
     level: int,
     x: Tensor,
@@ -211,7 +236,7 @@ def _record(
     # _log_softmax's kernel (numpy_kernels.activation.softmax), its reductions
     # without np.max's and np.sum's Python wrappers.
     with np.errstate(all="ignore"):
-        shifted = x_data - np.maximum.reduce(x_data, axis=dim, keepdims=True)
+        shifted = x_data - _class_max(x_data, dim)
         sums = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
         log_probabilities = shifted - np.log(sums)
     terms = log_probabilities * target_data

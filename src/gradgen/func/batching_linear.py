@@ -151,7 +151,13 @@ def linear_node(
         weight_edge, peeled = _peel(weight_edge, wt)
     # bmm's kernel, as the Batched key's call below Autograd would run it.
     result = Tensor(_bmm_kernel(x_data, wt_data))
-    result._data += bias_data[:, None, :]
+    if bias_data.strides[0] == 0 and bias_data.shape[0]:
+        # One bias repeated over the batch (vmap(grad)'s alias of nn.Linear's): the
+        # same additions from its one row, without numpy's broadcast of a stride-0
+        # axis (~9 us instead of ~5 at 256 x 128).
+        result._data += bias_data[0]
+    else:
+        result._data += bias_data[:, None, :]
     node = PerExampleLinearBackward(
         SavedVariable.input(x), SavedVariable.input(wt), peeled, rows
     )

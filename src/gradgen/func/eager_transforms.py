@@ -44,6 +44,7 @@ from .batching import (
     rewrap,
 )
 from .randomness import Randomness as _Randomness
+from .tree_backward import tree_grads
 from .pytree import (
     tree_flatten,
     tree_leaves,
@@ -318,13 +319,19 @@ def _vjp_of_batch(
         values.append(inner)
     exit_batched()
     try:
-        grads = autograd.grad(
-            [value],
-            values,
-            grad_outputs=[Tensor(np.ones_like(value._data))],
-            retain_graph=True,
-            create_graph=create_graph,
-            allow_unused=True,
+        seed = np.ones_like(value._data)
+        found = None if create_graph else tree_grads(value, seed, values)
+        grads = (
+            autograd.grad(
+                [value],
+                values,
+                grad_outputs=[Tensor(seed)],
+                retain_graph=True,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
+            if found is None
+            else found
         )
     finally:
         enter_batched()

