@@ -290,13 +290,31 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     while stack:
         node = pop()
         edges = node._num_edges  # the edges kept flat in the node, read inline
+        if not edges:
+            continue
+        function = node._fn0
+        if function is not None:
+            count = get(function)
+            if count is None:
+                dependencies[function] = 1
+                if function._topological_nr >= min_topo_nr:
+                    push(function)
+            else:
+                dependencies[function] = count + 1
         if edges == 1:
-            functions: Sequence[Node | None] = (node._fn0,)
-        elif edges == 2:
-            functions = (node._fn0, node._fn1)
-        else:
-            functions = [function for function, _ in node._next_edges]
-        for function in functions:
+            continue
+        function = node._fn1  # (the same steps, unrolled: most nodes have 1 or 2)
+        if function is not None:
+            count = get(function)
+            if count is None:
+                dependencies[function] = 1
+                if function._topological_nr >= min_topo_nr:
+                    push(function)
+            else:
+                dependencies[function] = count + 1
+        if edges == 2:
+            continue
+        for function, _ in node._more:
             if function is None:
                 continue
             count = get(function)
@@ -708,24 +726,26 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
     Tensor): the same `.grad`, stolen or copied by the same rule. False when the
     tensor form must run instead (a subclass, grad mode turned on by a hook)."""
     new = inputs[0]
-    if new.__class__ is Tensor:
-        return False  # the Tensor itself may become .grad: AccumulateGrad.apply
-    if new.__class__ in _SCALARS:
-        new = np.asarray(new)  # a new 0-d array, nobody else's
-    elif new is None or new.__class__ is not _NDARRAY:
-        return False
-    if grad_mode._state.enabled:
+    cls = new.__class__
+    if cls in _SCALARS:
+        new = np.asarray(new)  # a new 0-d array, nobody else's: .grad takes it
+        fresh = True
+    elif cls is _NDARRAY:
+        fresh = False
+    else:
+        return False  # None, or a Tensor that may become .grad: AccumulateGrad.apply
+    if _GRAD_MODE.enabled:
         return False
     variable = node.variable
     if variable._grad_fn is not None:
         raise RuntimeError("leaf variable has been moved into the graph interior")
-    if not variable.requires_grad:
+    if not (variable._requires_grad or variable.requires_grad):
         return True
     with node._mutex or node._lock():
         old_grad = variable._grad
         if old_grad is None:
             inputs[0] = None
-            if (
+            if fresh or (
                 sys.getrefcount(new) <= _ACCUMULATE_ARRAY_REFS
                 and new.base is None
                 and new.flags.writeable
