@@ -725,7 +725,7 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
     """AccumulateGrad.apply for a gradient that arrives as a bare array (or a plain
     Tensor): the same `.grad`, stolen or copied by the same rule. False when the
     tensor form must run instead (a subclass, grad mode turned on by a hook)."""
-    new = inputs[0]
+    new: Any = inputs[0]
     cls = new.__class__
     if cls in _SCALARS:
         new = np.asarray(new)  # a new 0-d array, nobody else's: .grad takes it
