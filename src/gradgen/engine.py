@@ -575,16 +575,6 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
                 continue
-        count = node._num_edges  # Node._next_edges, inline
-        edges = (
-            ((node._fn0, node._nr0),)
-            if count == 1
-            else (
-                ((node._fn0, node._nr0), (node._fn1, node._nr1))
-                if count == 2
-                else node._next_edges
-            )
-        )
         if (
             extras is not None and (extras.pre_hooks or extras.post_hooks)
         ) or anomaly_mode._enabled:
@@ -603,12 +593,19 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     _as_tensors(inputs) if arrays else inputs  # type: ignore[arg-type]
                 )
             outputs = produced if type(produced) is list else list(produced)
-            if len(outputs) != len(edges):
-                validate_outputs(edges, outputs, node)  # raises the count error
+            if len(outputs) != node._num_edges:
+                validate_outputs(node._next_edges, outputs, node)  # the count error
         del inputs
         if not keep_graph and node._releases:
             node.release_variables()
-        for index, (function, input_nr) in enumerate(edges):
+        # The next edges, read off the node's flat slots (Node._next_edges, inline).
+        for index in range(node._num_edges):
+            if index == 0:
+                function, input_nr = node._fn0, node._nr0
+            elif index == 1:
+                function, input_nr = node._fn1, node._nr1
+            else:
+                function, input_nr = node._more[index - 2]
             if function is None:
                 continue
             gradient: Any = outputs[index]
@@ -625,7 +622,11 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 if (
                     data is None
                     or data.shape != expected_shape
-                    or (expected_dtype is not None and data.dtype != expected_dtype)
+                    or (
+                        (dtype := data.dtype) is not expected_dtype
+                        and expected_dtype is not None
+                        and dtype != expected_dtype
+                    )
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
                     cls = gradient.__class__
@@ -649,7 +650,8 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     dependencies[function] = remaining
                     continue
                 next_buffer = [None] * len(function._input_metadata)
-            if gradient is not None:
+                next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
+            elif gradient is not None:
                 old = next_buffer[input_nr]
                 if old is None:
                     next_buffer[input_nr] = gradient
