@@ -392,6 +392,10 @@ def mul_tensor_backward(
             and grad.dtype is other.dtype
             and kind != "c"
         ):
+            if other.__class__ is _NDARRAY and not other.ndim:
+                # A 0-d array times a numpy scalar costs ten times its numpy scalar's
+                # product, the same multiplication.
+                other = other[()]
             product: np.ndarray = grad * other  # real: conj, handle_r_to_c: nothing
             return product
     return handle_r_to_c(self_type, mul(grad, conj(other)))
@@ -443,7 +447,13 @@ def pow_backward(
         # The common case (`x ** 3` on a real floating x): the steps below, each on
         # its fast path, without their checks (the same numpy calls, the same bits).
         if not self.ndim:  # 0-d: numpy's scalar arithmetic, a numpy scalar out
-            powered = self if exponent == 2 else self ** (exponent - 1)
+            if exponent == 2 or exponent == 3:
+                # On self's numpy scalar (a tenth of a 0-d array's cost): x, or
+                # x * x, which is what `x ** 2` computes (numpy's square).
+                scalar = self[()]
+                powered = scalar if exponent == 2 else scalar * scalar
+            else:
+                powered = self ** (exponent - 1)
             return powered * exponent * grad  # type: ignore[no-any-return]
         powered = self if exponent == 2 else as_array(self ** (exponent - 1))
         derivative = as_array(powered * exponent)
