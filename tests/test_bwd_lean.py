@@ -279,3 +279,127 @@ def test_the_w2_chain_gives_the_hand_gradients() -> None:
     assert x.grad is not None and c.grad is not None
     np.testing.assert_allclose(x.grad.numpy(), d_x, rtol=1e-12)
     np.testing.assert_allclose(c.grad.numpy(), d_c, rtol=1e-12)
+
+
+# -- _run_plain and where _run_loop takes over -----------------------------------------
+
+
+def chain(x: Tensor) -> Tensor:
+    return ((x * 2.0) * x).sum()  # d/dx = 4 x
+
+
+def test_a_hook_in_the_middle_hands_over_and_sees_its_gradient() -> None:
+    x = leaf([1.0, 3.0])
+    seen: list[list[float]] = []
+    h = x * 2.0
+    h.register_hook(lambda g: seen.append(g.tolist()))  # type: ignore[func-returns-value]
+    (h * x).sum().backward()
+    assert seen == [[1.0, 3.0]]  # d/dh (h x) = x
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 12.0])
+
+
+def test_a_custom_function_in_the_middle_hands_over() -> None:
+    class Triple(gradgen.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: Tensor) -> Tensor:
+            return t * 3.0
+
+        @staticmethod
+        def backward(ctx: Any, g: Tensor) -> Tensor:
+            return g * 3.0
+
+    x = leaf([1.0, 2.0])
+    y = Triple.apply(x * x)
+    (y * 2.0).sum().backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [12.0, 24.0])  # 2 * 3 * 2x
+
+
+def test_a_subclass_gradient_hands_over_with_tensors() -> None:
+    class Marked(Tensor):
+        pass
+
+    class MarkGrad(gradgen.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, t: Tensor) -> Tensor:
+            return t * 1.0
+
+        @staticmethod
+        def backward(ctx: Any, g: Tensor) -> Tensor:
+            return Marked(g._data * 5.0)
+
+    x = leaf([1.0, 2.0])
+    y = (MarkGrad.apply(x * 1.0) * 2.0).sum()
+    y.backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0])
+
+
+def test_a_post_accumulate_hook_runs_once_after_the_sum() -> None:
+    x = leaf([1.0, 2.0])
+    seen: list[list[float]] = []
+    x.register_post_accumulate_grad_hook(
+        lambda t: seen.append(t.grad.tolist())  # type: ignore[union-attr,func-returns-value]
+    )
+    (x * x + x * 3.0).sum().backward()
+    assert seen == [[5.0, 7.0]]  # 2x + 3, once every edge into x has arrived
+
+
+def test_a_leaf_reached_at_once_takes_over_the_fresh_gradient() -> None:
+    x = leaf(np.ones(4))
+    w = gradgen.tensor(np.arange(4.0))
+    seen: list[int] = []
+    original = engine._accumulate_array
+
+    def spy(node: Any, inputs: Any) -> bool:
+        seen.append(id(inputs[0]))
+        return original(node, inputs)
+
+    engine._accumulate_array = spy
+    try:
+        (x * w).sum().backward()
+    finally:
+        engine._accumulate_array = original
+    assert x.grad is not None
+    assert seen == [id(x.grad._data)]  # no copy of the product
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_two_leaves_of_one_node_each_get_their_gradient() -> None:
+    x, y = leaf([2.0, 3.0]), leaf([5.0, 7.0])
+    (x * y).sum().backward()
+    assert x.grad is not None and y.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 7.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [2.0, 3.0])
+
+
+def test_retain_graph_runs_twice_and_accumulates() -> None:
+    x = leaf([1.0, 2.0])
+    out = chain(x)
+    out.backward(retain_graph=True)
+    out.backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 16.0])
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()
+
+
+def test_anomaly_mode_takes_the_general_loop() -> None:
+    x = leaf([1.0, 2.0])
+    with pytest.warns(UserWarning, match="Anomaly Detection"):
+        with gradgen.autograd.detect_anomaly():
+            chain(x).backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])
+
+
+def test_a_leaf_moved_into_the_graph_is_refused() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 2.0
+    x._grad_fn = y.grad_fn  # as PyTorch's error for a leaf changed in place
+    try:
+        with pytest.raises(RuntimeError, match="moved into the graph interior"):
+            y.sum().backward()
+    finally:
+        x._grad_fn = None
