@@ -177,7 +177,6 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         ),
         saved_arrays=saved_arrays,
         needs_input_grad=_needs_input_grad(len(info.args_with_derivatives)),
-        not_plain=" or ".join(f"{local} is NOT_PLAIN" for local, _ in saved_arrays),
         formulas=formulas,
     )
 

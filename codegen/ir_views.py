@@ -217,12 +217,10 @@ class ArrayFormIR:
     # What apply passes apply_arrays: the saved tensors' arrays as a tuple display,
     # "(array_of(saved_self),)" ("" when nothing is saved).
     saved_arguments: str
-    # apply_arrays: (local, slot) per saved tensor (read through saved_array), the
-    # test that one of them is no plain Tensor ("" for none), and what it takes for
-    # needs_input_grad.
+    # apply_arrays: (local, slot) per saved tensor (read through saved_array), and
+    # what it takes for needs_input_grad.
     saved_arrays: tuple[tuple[str, str], ...]  # (local, the node's slot)
     needs_input_grad: str
-    not_plain: str
     formulas: tuple[FormulaIR, ...]  # over arrays, with apply_arrays' names
 
 

@@ -3623,6 +3623,8 @@ class MulBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -3634,8 +3636,8 @@ class MulBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -3750,8 +3752,8 @@ class PowBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -4056,8 +4058,8 @@ class ExpBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4143,8 +4145,8 @@ class Exp2Backward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4234,8 +4236,8 @@ class LogBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -4319,8 +4321,8 @@ class Log2Backward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -4410,8 +4412,8 @@ class Log10Backward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -4501,8 +4503,8 @@ class Log1PBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -4586,8 +4588,8 @@ class Expm1Backward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4673,8 +4675,8 @@ class SqrtBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4760,8 +4762,8 @@ class RsqrtBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4851,8 +4853,8 @@ class ReciprocalBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -4941,8 +4943,8 @@ class AbsBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5125,8 +5127,8 @@ class SinBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5212,8 +5214,8 @@ class CosBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5299,8 +5301,8 @@ class TanBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -5388,8 +5390,8 @@ class AsinBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5486,8 +5488,8 @@ class AcosBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5586,8 +5588,8 @@ class AtanBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5675,8 +5677,8 @@ class SinhBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5762,8 +5764,8 @@ class CoshBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -5849,8 +5851,8 @@ class TanhBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -5934,8 +5936,8 @@ class SigmoidBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -6021,8 +6023,8 @@ class ErfBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -6396,6 +6398,8 @@ class SigmoidBackwardBackward0(Node):
                 )
             elif saved_grad_output is not None:
                 saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_output = self.output_
             if (
                 type(saved_output) is Tensor and saved_output._version_counter is None
@@ -6407,8 +6411,8 @@ class SigmoidBackwardBackward0(Node):
                 )
             elif saved_output is not None:
                 saved_output = saved_array(saved_output, self)
-            if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-                return None
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_grad_output, saved_output = saved
         needs_input_grad = (
@@ -6529,6 +6533,8 @@ class TanhBackwardBackward0(Node):
                 )
             elif saved_grad_output is not None:
                 saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_output = self.output_
             if (
                 type(saved_output) is Tensor and saved_output._version_counter is None
@@ -6540,8 +6546,8 @@ class TanhBackwardBackward0(Node):
                 )
             elif saved_output is not None:
                 saved_output = saved_array(saved_output, self)
-            if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-                return None
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_grad_output, saved_output = saved
         needs_input_grad = (
@@ -6978,6 +6984,8 @@ class DivBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -6989,8 +6997,8 @@ class DivBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -7178,6 +7186,8 @@ class DivBackward2(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -7189,8 +7199,8 @@ class DivBackward2(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -7472,6 +7482,8 @@ class MaximumBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -7483,8 +7495,8 @@ class MaximumBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -7614,6 +7626,8 @@ class MinimumBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -7625,8 +7639,8 @@ class MinimumBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -7756,6 +7770,8 @@ class FmaxBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -7767,8 +7783,8 @@ class FmaxBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -7901,6 +7917,8 @@ class FminBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -7912,8 +7930,8 @@ class FminBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -8209,6 +8227,8 @@ class HypotBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -8220,6 +8240,8 @@ class HypotBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -8231,12 +8253,8 @@ class HypotBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if (
-                saved_other is NOT_PLAIN
-                or saved_self is NOT_PLAIN
-                or saved_result is NOT_PLAIN
-            ):
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self, saved_result = saved
         needs_input_grad = (
@@ -8346,8 +8364,8 @@ class WhereBackward0(Node):
                 )
             elif saved_condition is not None:
                 saved_condition = saved_array(saved_condition, self)
-            if saved_condition is NOT_PLAIN:
-                return None
+                if saved_condition is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_condition,) = saved
         needs_input_grad = (
@@ -8451,6 +8469,8 @@ class ClampBackward0(Node):
                 )
             elif saved_max is not None:
                 saved_max = saved_array(saved_max, self)
+                if saved_max is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_min = self.min_
             if (
                 type(saved_min) is Tensor and saved_min._version_counter is None
@@ -8462,6 +8482,8 @@ class ClampBackward0(Node):
                 )
             elif saved_min is not None:
                 saved_min = saved_array(saved_min, self)
+                if saved_min is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -8473,12 +8495,8 @@ class ClampBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if (
-                saved_max is NOT_PLAIN
-                or saved_min is NOT_PLAIN
-                or saved_self is NOT_PLAIN
-            ):
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_max, saved_min, saved_self = saved
         needs_input_grad = (
@@ -8608,8 +8626,8 @@ class ClampBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -8871,6 +8889,8 @@ class FmodBackward1(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -8882,8 +8902,8 @@ class FmodBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -9039,6 +9059,8 @@ class RemainderBackward1(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -9050,8 +9072,8 @@ class RemainderBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -9501,6 +9523,8 @@ class LerpBackward1(Node):
                 )
             elif saved_end is not None:
                 saved_end = saved_array(saved_end, self)
+                if saved_end is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -9512,6 +9536,8 @@ class LerpBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -9523,12 +9549,8 @@ class LerpBackward1(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if (
-                saved_end is NOT_PLAIN
-                or saved_self is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-            ):
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_end, saved_self, saved_weight = saved
         needs_input_grad = (
@@ -9662,6 +9684,8 @@ class AddcmulBackward0(Node):
                 )
             elif saved_tensor1 is not None:
                 saved_tensor1 = saved_array(saved_tensor1, self)
+                if saved_tensor1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_tensor2 = self.tensor2_
             if (
                 type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
@@ -9673,8 +9697,8 @@ class AddcmulBackward0(Node):
                 )
             elif saved_tensor2 is not None:
                 saved_tensor2 = saved_array(saved_tensor2, self)
-            if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
-                return None
+                if saved_tensor2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_tensor1, saved_tensor2 = saved
         needs_input_grad = (
@@ -9829,6 +9853,8 @@ class AddcdivBackward0(Node):
                 )
             elif saved_tensor1 is not None:
                 saved_tensor1 = saved_array(saved_tensor1, self)
+                if saved_tensor1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_tensor2 = self.tensor2_
             if (
                 type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
@@ -9840,8 +9866,8 @@ class AddcdivBackward0(Node):
                 )
             elif saved_tensor2 is not None:
                 saved_tensor2 = saved_array(saved_tensor2, self)
-            if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
-                return None
+                if saved_tensor2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_tensor1, saved_tensor2 = saved
         needs_input_grad = (
@@ -10105,8 +10131,8 @@ class AsinhBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -10223,8 +10249,8 @@ class AtanhBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -10563,8 +10589,8 @@ class FrexpBackward0(Node):
                 )
             elif saved_exponent is not None:
                 saved_exponent = saved_array(saved_exponent, self)
-            if saved_exponent is NOT_PLAIN:
-                return None
+                if saved_exponent is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_exponent,) = saved
         needs_input_grad = (
@@ -10659,6 +10685,8 @@ class LdexpBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -10670,8 +10698,8 @@ class LdexpBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_result = saved
         needs_input_grad = (
@@ -10787,6 +10815,8 @@ class NextafterBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -10798,8 +10828,8 @@ class NextafterBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -10910,6 +10940,8 @@ class Logaddexp2Backward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -10921,8 +10953,8 @@ class Logaddexp2Backward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -11038,6 +11070,8 @@ class ClampMinBackward1(Node):
                 )
             elif saved_min is not None:
                 saved_min = saved_array(saved_min, self)
+                if saved_min is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -11049,8 +11083,8 @@ class ClampMinBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_min, saved_self = saved
         needs_input_grad = (
@@ -11160,6 +11194,8 @@ class ClampMaxBackward1(Node):
                 )
             elif saved_max is not None:
                 saved_max = saved_array(saved_max, self)
+                if saved_max is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -11171,8 +11207,8 @@ class ClampMaxBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_max, saved_self = saved
         needs_input_grad = (
@@ -11282,6 +11318,8 @@ class LogaddexpBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -11293,8 +11331,8 @@ class LogaddexpBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -11973,8 +12011,8 @@ class MaxBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -12147,8 +12185,8 @@ class MinBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -12477,6 +12515,8 @@ class LogsumexpBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -12488,8 +12528,8 @@ class LogsumexpBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result = saved
         needs_input_grad = (
@@ -12885,8 +12925,8 @@ class SortBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -12996,8 +13036,8 @@ class SortBackward1(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -13107,8 +13147,8 @@ class TopkBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -13409,8 +13449,8 @@ class KthvalueBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -13583,8 +13623,8 @@ class MedianBackward1(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -13757,8 +13797,8 @@ class NanmedianBackward1(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -13875,8 +13915,8 @@ class ModeBackward0(Node):
                 )
             elif saved_indices is not None:
                 saved_indices = saved_array(saved_indices, self)
-            if saved_indices is NOT_PLAIN:
-                return None
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_indices,) = saved
         needs_input_grad = (
@@ -14587,6 +14627,8 @@ class IndexAddBackward0(Node):
                 )
             elif saved_index is not None:
                 saved_index = saved_array(saved_index, self)
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_source = self.source_
             if (
                 type(saved_source) is Tensor and saved_source._version_counter is None
@@ -14598,8 +14640,8 @@ class IndexAddBackward0(Node):
                 )
             elif saved_source is not None:
                 saved_source = saved_array(saved_source, self)
-            if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
-                return None
+                if saved_source is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_index, saved_source = saved
         needs_input_grad = (
@@ -14811,8 +14853,8 @@ class ScatterBackward0(Node):
                 )
             elif saved_index is not None:
                 saved_index = saved_array(saved_index, self)
-            if saved_index is NOT_PLAIN:
-                return None
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_index,) = saved
         needs_input_grad = (
@@ -14913,8 +14955,8 @@ class ScatterBackward1(Node):
                 )
             elif saved_index is not None:
                 saved_index = saved_array(saved_index, self)
-            if saved_index is NOT_PLAIN:
-                return None
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_index,) = saved
         needs_input_grad = (
@@ -15010,8 +15052,8 @@ class ScatterAddBackward0(Node):
                 )
             elif saved_index is not None:
                 saved_index = saved_array(saved_index, self)
-            if saved_index is NOT_PLAIN:
-                return None
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_index,) = saved
         needs_input_grad = (
@@ -15104,8 +15146,8 @@ class MaskedFillBackward0(Node):
                 )
             elif saved_mask is not None:
                 saved_mask = saved_array(saved_mask, self)
-            if saved_mask is NOT_PLAIN:
-                return None
+                if saved_mask is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_mask,) = saved
         needs_input_grad = (
@@ -15190,8 +15232,8 @@ class MaskedFillBackward1(Node):
                 )
             elif saved_mask is not None:
                 saved_mask = saved_array(saved_mask, self)
-            if saved_mask is NOT_PLAIN:
-                return None
+                if saved_mask is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_mask,) = saved
         needs_input_grad = (
@@ -16465,6 +16507,8 @@ class MmBackward0(Node):
                 )
             elif saved_mat2 is not None:
                 saved_mat2 = saved_array(saved_mat2, self)
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -16476,8 +16520,8 @@ class MmBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_mat2, saved_self = saved
         needs_input_grad = (
@@ -16629,6 +16673,8 @@ class BmmBackward0(Node):
                 )
             elif saved_mat2 is not None:
                 saved_mat2 = saved_array(saved_mat2, self)
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -16640,8 +16686,8 @@ class BmmBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_mat2, saved_self = saved
         needs_input_grad = (
@@ -16755,6 +16801,8 @@ class DotBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_tensor = self.tensor_
             if (
                 type(saved_tensor) is Tensor and saved_tensor._version_counter is None
@@ -16766,8 +16814,8 @@ class DotBackward0(Node):
                 )
             elif saved_tensor is not None:
                 saved_tensor = saved_array(saved_tensor, self)
-            if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
-                return None
+                if saved_tensor is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_tensor = saved
         needs_input_grad = (
@@ -16875,6 +16923,8 @@ class VdotBackward0(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_self = self.self_
             if (
                 type(saved_self) is Tensor and saved_self._version_counter is None
@@ -16886,8 +16936,8 @@ class VdotBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_other, saved_self = saved
         needs_input_grad = (
@@ -17061,6 +17111,8 @@ class AddmmBackward0(Node):
                 )
             elif saved_mat1 is not None:
                 saved_mat1 = saved_array(saved_mat1, self)
+                if saved_mat1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_mat2 = self.mat2_
             if (
                 type(saved_mat2) is Tensor and saved_mat2._version_counter is None
@@ -17072,8 +17124,8 @@ class AddmmBackward0(Node):
                 )
             elif saved_mat2 is not None:
                 saved_mat2 = saved_array(saved_mat2, self)
-            if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
-                return None
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_mat1, saved_mat2 = saved
         needs_input_grad = (
@@ -19215,6 +19267,8 @@ class AddrBackward0(Node):
                 )
             elif saved_vec1 is not None:
                 saved_vec1 = saved_array(saved_vec1, self)
+                if saved_vec1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_vec2 = self.vec2_
             if (
                 type(saved_vec2) is Tensor and saved_vec2._version_counter is None
@@ -19226,8 +19280,8 @@ class AddrBackward0(Node):
                 )
             elif saved_vec2 is not None:
                 saved_vec2 = saved_array(saved_vec2, self)
-            if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
-                return None
+                if saved_vec2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_vec1, saved_vec2 = saved
         needs_input_grad = (
@@ -19380,6 +19434,8 @@ class AddbmmBackward0(Node):
                 )
             elif saved_batch1 is not None:
                 saved_batch1 = saved_array(saved_batch1, self)
+                if saved_batch1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_batch2 = self.batch2_
             if (
                 type(saved_batch2) is Tensor and saved_batch2._version_counter is None
@@ -19391,8 +19447,8 @@ class AddbmmBackward0(Node):
                 )
             elif saved_batch2 is not None:
                 saved_batch2 = saved_array(saved_batch2, self)
-            if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
-                return None
+                if saved_batch2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_batch1, saved_batch2 = saved
         needs_input_grad = (
@@ -19585,6 +19641,8 @@ class BaddbmmBackward0(Node):
                 )
             elif saved_batch1 is not None:
                 saved_batch1 = saved_array(saved_batch1, self)
+                if saved_batch1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_batch2 = self.batch2_
             if (
                 type(saved_batch2) is Tensor and saved_batch2._version_counter is None
@@ -19596,8 +19654,8 @@ class BaddbmmBackward0(Node):
                 )
             elif saved_batch2 is not None:
                 saved_batch2 = saved_array(saved_batch2, self)
-            if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
-                return None
+                if saved_batch2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_batch1, saved_batch2 = saved
         needs_input_grad = (
@@ -20484,8 +20542,8 @@ class ReluBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -20577,8 +20635,8 @@ class GeluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -20673,8 +20731,8 @@ class SiluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -20777,8 +20835,8 @@ class ThresholdBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -20953,8 +21011,8 @@ class SoftmaxBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -21144,8 +21202,8 @@ class LogSoftmaxBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_result,) = saved
         needs_input_grad = (
@@ -21258,6 +21316,8 @@ class LogSoftmaxBackwardDataBackward0(Node):
                 )
             elif saved_grad_output is not None:
                 saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_output = self.output_
             if (
                 type(saved_output) is Tensor and saved_output._version_counter is None
@@ -21269,8 +21329,8 @@ class LogSoftmaxBackwardDataBackward0(Node):
                 )
             elif saved_output is not None:
                 saved_output = saved_array(saved_output, self)
-            if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-                return None
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_grad_output, saved_output = saved
         needs_input_grad = (
@@ -21411,8 +21471,8 @@ class LeakyReluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -21512,8 +21572,8 @@ class LeakyReluBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -21620,8 +21680,8 @@ class EluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -21829,8 +21889,8 @@ class SoftplusBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22013,6 +22073,8 @@ class LogSigmoidBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_buffer = self.buffer_
             if (
                 type(saved_buffer) is Tensor and saved_buffer._version_counter is None
@@ -22024,8 +22086,8 @@ class LogSigmoidBackward0(Node):
                 )
             elif saved_buffer is not None:
                 saved_buffer = saved_array(saved_buffer, self)
-            if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
-                return None
+                if saved_buffer is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_buffer = saved
         needs_input_grad = (
@@ -22199,8 +22261,8 @@ class HardtanhBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22307,8 +22369,8 @@ class HardtanhBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22466,8 +22528,8 @@ class CeluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22568,8 +22630,8 @@ class GluBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22736,8 +22798,8 @@ class HardshrinkBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22835,8 +22897,8 @@ class HardshrinkBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -22937,8 +22999,8 @@ class SoftshrinkBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23036,8 +23098,8 @@ class SoftshrinkBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23134,8 +23196,8 @@ class HardsigmoidBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23222,8 +23284,8 @@ class HardsigmoidBackwardBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23313,8 +23375,8 @@ class HardswishBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23472,8 +23534,8 @@ class ThresholdBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -23735,6 +23797,8 @@ class PreluKernelBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -23746,8 +23810,8 @@ class PreluKernelBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -24130,6 +24194,8 @@ class MseLossBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_target = self.target_
             if (
                 type(saved_target) is Tensor and saved_target._version_counter is None
@@ -24141,8 +24207,8 @@ class MseLossBackward0(Node):
                 )
             elif saved_target is not None:
                 saved_target = saved_array(saved_target, self)
-            if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-                return None
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_target = saved
         needs_input_grad = (
@@ -24373,6 +24439,8 @@ class NllLossBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_target = self.target_
             if (
                 type(saved_target) is Tensor and saved_target._version_counter is None
@@ -24384,6 +24452,8 @@ class NllLossBackward0(Node):
                 )
             elif saved_target is not None:
                 saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -24395,6 +24465,8 @@ class NllLossBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_total_weight = self.total_weight_
             if (
                 type(saved_total_weight) is Tensor
@@ -24407,13 +24479,8 @@ class NllLossBackward0(Node):
                 )
             elif saved_total_weight is not None:
                 saved_total_weight = saved_array(saved_total_weight, self)
-            if (
-                saved_self is NOT_PLAIN
-                or saved_target is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_total_weight is NOT_PLAIN
-            ):
-                return None
+                if saved_total_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_target, saved_weight, saved_total_weight = saved
         needs_input_grad = (
@@ -24647,6 +24714,8 @@ class NllLoss2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_target = self.target_
             if (
                 type(saved_target) is Tensor and saved_target._version_counter is None
@@ -24658,6 +24727,8 @@ class NllLoss2DBackward0(Node):
                 )
             elif saved_target is not None:
                 saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -24669,6 +24740,8 @@ class NllLoss2DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_total_weight = self.total_weight_
             if (
                 type(saved_total_weight) is Tensor
@@ -24681,13 +24754,8 @@ class NllLoss2DBackward0(Node):
                 )
             elif saved_total_weight is not None:
                 saved_total_weight = saved_array(saved_total_weight, self)
-            if (
-                saved_self is NOT_PLAIN
-                or saved_target is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_total_weight is NOT_PLAIN
-            ):
-                return None
+                if saved_total_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_target, saved_weight, saved_total_weight = saved
         needs_input_grad = (
@@ -25093,6 +25161,8 @@ class SmoothL1LossBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_target = self.target_
             if (
                 type(saved_target) is Tensor and saved_target._version_counter is None
@@ -25104,8 +25174,8 @@ class SmoothL1LossBackward0(Node):
                 )
             elif saved_target is not None:
                 saved_target = saved_array(saved_target, self)
-            if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-                return None
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_target = saved
         needs_input_grad = (
@@ -25341,6 +25411,8 @@ class HuberLossBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_target = self.target_
             if (
                 type(saved_target) is Tensor and saved_target._version_counter is None
@@ -25352,8 +25424,8 @@ class HuberLossBackward0(Node):
                 )
             elif saved_target is not None:
                 saved_target = saved_array(saved_target, self)
-            if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-                return None
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_target = saved
         needs_input_grad = (
@@ -26235,6 +26307,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_running_mean = self.running_mean_
             if (
                 type(saved_running_mean) is Tensor
@@ -26247,6 +26321,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_running_mean is not None:
                 saved_running_mean = saved_array(saved_running_mean, self)
+                if saved_running_mean is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_running_var = self.running_var_
             if (
                 type(saved_running_var) is Tensor
@@ -26259,6 +26335,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_running_var is not None:
                 saved_running_var = saved_array(saved_running_var, self)
+                if saved_running_var is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -26270,6 +26348,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -26281,6 +26361,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result2 = self.result2_
             if (
                 type(saved_result2) is Tensor and saved_result2._version_counter is None
@@ -26292,15 +26374,8 @@ class NativeBatchNormBackward0(Node):
                 )
             elif saved_result2 is not None:
                 saved_result2 = saved_array(saved_result2, self)
-            if (
-                saved_input is NOT_PLAIN
-                or saved_running_mean is NOT_PLAIN
-                or saved_running_var is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_result1 is NOT_PLAIN
-                or saved_result2 is NOT_PLAIN
-            ):
-                return None
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (
                 saved_input,
@@ -26825,6 +26900,8 @@ class NativeLayerNormBackward0(Node):
                 )
             elif saved_bias is not None:
                 saved_bias = saved_array(saved_bias, self)
+                if saved_bias is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_input = self.input_
             if (
                 type(saved_input) is Tensor and saved_input._version_counter is None
@@ -26836,6 +26913,8 @@ class NativeLayerNormBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -26847,6 +26926,8 @@ class NativeLayerNormBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -26858,6 +26939,8 @@ class NativeLayerNormBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result2 = self.result2_
             if (
                 type(saved_result2) is Tensor and saved_result2._version_counter is None
@@ -26869,14 +26952,8 @@ class NativeLayerNormBackward0(Node):
                 )
             elif saved_result2 is not None:
                 saved_result2 = saved_array(saved_result2, self)
-            if (
-                saved_bias is NOT_PLAIN
-                or saved_input is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_result1 is NOT_PLAIN
-                or saved_result2 is NOT_PLAIN
-            ):
-                return None
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_bias, saved_input, saved_weight, saved_result1, saved_result2 = saved
         needs_input_grad = (
@@ -27210,6 +27287,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_running_mean = self.running_mean_
             if (
                 type(saved_running_mean) is Tensor
@@ -27222,6 +27301,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_running_mean is not None:
                 saved_running_mean = saved_array(saved_running_mean, self)
+                if saved_running_mean is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_running_var = self.running_var_
             if (
                 type(saved_running_var) is Tensor
@@ -27234,6 +27315,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_running_var is not None:
                 saved_running_var = saved_array(saved_running_var, self)
+                if saved_running_var is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -27245,6 +27328,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -27256,6 +27341,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result2 = self.result2_
             if (
                 type(saved_result2) is Tensor and saved_result2._version_counter is None
@@ -27267,15 +27354,8 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
                 )
             elif saved_result2 is not None:
                 saved_result2 = saved_array(saved_result2, self)
-            if (
-                saved_input is NOT_PLAIN
-                or saved_running_mean is NOT_PLAIN
-                or saved_running_var is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_result1 is NOT_PLAIN
-                or saved_result2 is NOT_PLAIN
-            ):
-                return None
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (
                 saved_input,
@@ -27488,6 +27568,8 @@ class NativeBatchNormLegitBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -27499,6 +27581,8 @@ class NativeBatchNormLegitBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -27510,6 +27594,8 @@ class NativeBatchNormLegitBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result2 = self.result2_
             if (
                 type(saved_result2) is Tensor and saved_result2._version_counter is None
@@ -27521,13 +27607,8 @@ class NativeBatchNormLegitBackward0(Node):
                 )
             elif saved_result2 is not None:
                 saved_result2 = saved_array(saved_result2, self)
-            if (
-                saved_input is NOT_PLAIN
-                or saved_weight is NOT_PLAIN
-                or saved_result1 is NOT_PLAIN
-                or saved_result2 is NOT_PLAIN
-            ):
-                return None
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_input, saved_weight, saved_result1, saved_result2 = saved
         needs_input_grad = (
@@ -28261,6 +28342,8 @@ class ConvolutionBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -28272,8 +28355,8 @@ class ConvolutionBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_input, saved_weight = saved
         needs_input_grad = (
@@ -28591,8 +28674,8 @@ class ReflectionPad1DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -28731,8 +28814,8 @@ class ReflectionPad2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -28871,8 +28954,8 @@ class ReflectionPad3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -29011,8 +29094,8 @@ class ReplicationPad1DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -29153,8 +29236,8 @@ class ReplicationPad2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -29295,8 +29378,8 @@ class ReplicationPad3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -29539,6 +29622,8 @@ class SlowConvTranspose2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -29550,8 +29635,8 @@ class SlowConvTranspose2DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -29741,6 +29826,8 @@ class SlowConvTranspose3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -29752,8 +29839,8 @@ class SlowConvTranspose3DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -30373,6 +30460,8 @@ class SlowConv3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -30384,8 +30473,8 @@ class SlowConv3DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -30563,6 +30652,8 @@ class SlowConvDilated2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -30574,8 +30665,8 @@ class SlowConvDilated2DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -30758,6 +30849,8 @@ class SlowConvDilated3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -30769,8 +30862,8 @@ class SlowConvDilated3DBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_weight = saved
         needs_input_grad = (
@@ -30959,6 +31052,8 @@ class ConvolutionBackward1(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -30970,8 +31065,8 @@ class ConvolutionBackward1(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_input, saved_weight = saved
         needs_input_grad = (
@@ -31423,6 +31518,8 @@ class NnpackSpatialConvolutionBackward0(Node):
                 )
             elif saved_input is not None:
                 saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_weight = self.weight_
             if (
                 type(saved_weight) is Tensor and saved_weight._version_counter is None
@@ -31434,8 +31531,8 @@ class NnpackSpatialConvolutionBackward0(Node):
                 )
             elif saved_weight is not None:
                 saved_weight = saved_array(saved_weight, self)
-            if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-                return None
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_input, saved_weight = saved
         needs_input_grad = (
@@ -31615,6 +31712,8 @@ class MaxPool2DWithIndicesBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -31626,8 +31725,8 @@ class MaxPool2DWithIndicesBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
-            if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-                return None
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result1 = saved
         needs_input_grad = (
@@ -31778,6 +31877,8 @@ class MaxPool3DWithIndicesBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -31789,8 +31890,8 @@ class MaxPool3DWithIndicesBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
-            if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-                return None
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result1 = saved
         needs_input_grad = (
@@ -32041,8 +32142,8 @@ class AvgPool2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -32194,8 +32295,8 @@ class AvgPool3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -32511,8 +32612,8 @@ class AdaptiveAvgPool2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -32600,8 +32701,8 @@ class AdaptiveAvgPool3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -32798,6 +32899,8 @@ class AdaptiveMaxPool2DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -32809,8 +32912,8 @@ class AdaptiveMaxPool2DBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
-            if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-                return None
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result1 = saved
         needs_input_grad = (
@@ -32915,6 +33018,8 @@ class AdaptiveMaxPool3DBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result1 = self.result1_
             if (
                 type(saved_result1) is Tensor and saved_result1._version_counter is None
@@ -32926,8 +33031,8 @@ class AdaptiveMaxPool3DBackward0(Node):
                 )
             elif saved_result1 is not None:
                 saved_result1 = saved_array(saved_result1, self)
-            if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-                return None
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result1 = saved
         needs_input_grad = (
@@ -36182,8 +36287,8 @@ class ErfcBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -36344,8 +36449,8 @@ class XlogyBackward1(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
-            if saved_other is NOT_PLAIN:
-                return None
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_other,) = saved
         needs_input_grad = (
@@ -36647,8 +36752,8 @@ class LgammaBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -36734,8 +36839,8 @@ class DigammaBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -36825,8 +36930,8 @@ class PolygammaBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -36921,8 +37026,8 @@ class PolygammaBackward1(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -37013,8 +37118,8 @@ class ErfinvBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -37110,8 +37215,8 @@ class I0Backward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -37319,8 +37424,8 @@ class SpecialEntrBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
-            if saved_self is NOT_PLAIN:
-                return None
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_self,) = saved
         needs_input_grad = (
@@ -37460,6 +37565,8 @@ class SpecialLogNdtrBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -37471,8 +37578,8 @@ class SpecialLogNdtrBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result = saved
         needs_input_grad = (
@@ -37586,6 +37693,8 @@ class SpecialErfcxBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -37597,8 +37706,8 @@ class SpecialErfcxBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result = saved
         needs_input_grad = (
@@ -37768,8 +37877,8 @@ class SpecialXlog1PyBackward1(Node):
                 )
             elif saved_other is not None:
                 saved_other = saved_array(saved_other, self)
-            if saved_other is NOT_PLAIN:
-                return None
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             (saved_other,) = saved
         needs_input_grad = (
@@ -38065,6 +38174,8 @@ class SpecialI0EBackward0(Node):
                 )
             elif saved_self is not None:
                 saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
             saved_result = self.result_
             if (
                 type(saved_result) is Tensor and saved_result._version_counter is None
@@ -38076,8 +38187,8 @@ class SpecialI0EBackward0(Node):
                 )
             elif saved_result is not None:
                 saved_result = saved_array(saved_result, self)
-            if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-                return None
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
         else:
             saved_self, saved_result = saved
         needs_input_grad = (

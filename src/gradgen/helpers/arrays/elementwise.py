@@ -203,7 +203,10 @@ _FLOAT_SCALARS = frozenset({np.float16, np.float32, np.float64})
 
 def neg(self: np.ndarray) -> np.ndarray:
     if self.__class__ in _FLOAT_ARRAYS and self.dtype.kind == "f":
-        return negative(self)  # a 0-d one as a numpy scalar (handed on as it is)
+        # The kernel's numpy call without its bool check (a 0-d array's result is a
+        # numpy scalar, handed on as it is).
+        result: np.ndarray = np.negative(self)
+        return result
     return as_array(negative(self))
 
 
@@ -385,19 +388,26 @@ def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
     # _same_dtype (not complex) or _float_and_number, inline: every mul node runs it.
-    if grad.__class__ in _FLOAT_ARRAYS:
-        kind = grad.dtype.kind
-        if (other.__class__ in _REAL_NUMBERS and kind == "f") or (
-            other.__class__ in _FLOAT_ARRAYS
-            and grad.dtype is other.dtype
-            and kind != "c"
-        ):
-            if other.__class__ is _NDARRAY and not other.ndim:
+    # (grad is an ndarray or a numpy scalar: it has a dtype.)
+    cls = other.__class__
+    if cls is _NDARRAY:
+        if grad.dtype is other.dtype and other.dtype.kind == "f":
+            if not other.ndim:
                 # A 0-d array times a numpy scalar costs ten times its numpy scalar's
                 # product, the same multiplication.
                 other = other[()]
             product: np.ndarray = grad * other  # real: conj, handle_r_to_c: nothing
             return product
+    elif (
+        (cls is float or cls is int)
+        and grad.__class__ in _FLOAT_ARRAYS
+        and grad.dtype.kind == "f"
+    ) or (
+        cls in _FLOAT_ARRAYS
+        and grad.dtype is other.dtype
+        and grad.__class__ in _FLOAT_ARRAYS
+    ):
+        return grad * other  # type: ignore[no-any-return]
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
