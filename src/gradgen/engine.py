@@ -309,8 +309,11 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
     run (and raise) instead."""
     metadata = root._input_metadata
     expected_shape, expected_dtype = metadata[input_nr]
+    dtype = root_grad.dtype
     if root_grad.shape != expected_shape or (
-        expected_dtype is not None and root_grad.dtype != expected_dtype
+        dtype is not expected_dtype
+        and expected_dtype is not None
+        and dtype != expected_dtype
     ):
         return False
     root_buffer: InputBuffer = [None] * len(metadata)
@@ -318,8 +321,11 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
     task = GraphTask(keep_graph)
     compute_dependencies(root, task)
     if (
-        root_grad.__class__ in _SCALARS or root_grad.ndim  # (a 0-d one: _run's scalar)
-    ) and _arrays_may_flow(False):
+        (root_grad.__class__ in _SCALARS or root_grad.ndim)  # (a 0-d one: _run's)
+        and not dispatch.forward_ad_levels.count  # arrays may flow (see _run)
+        and dispatch._detour is None
+        and ARRAY_FORMS.enabled
+    ):
         # _run_task and _run in one, for _run_plain's common case.
         state = task_state
         previous_mode = _GRAD_MODE.enabled
@@ -341,24 +347,15 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
     return True
 
 
-def _arrays_may_flow(create_graph: bool) -> bool:
-    """Whether this backward may hand gradients on as bare arrays: it records no
-    graph, no forward-AD level is open, no dispatch detour (profiler, vmap) must see
-    the calls, and the array forms are on."""
-    return (
-        not create_graph
-        and not dispatch.forward_ad_levels.count
-        and dispatch._detour is None
-        and ARRAY_FORMS.enabled
-    )
-
-
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
     ready: list[tuple[int, int, Node, InputBuffer]] = []
     pushes = 0
     exec_info = task.exec_info
-    arrays = (  # _arrays_may_flow, inline
+    # Whether this backward may hand gradients on as bare arrays: it records no graph,
+    # no forward-AD level is open, no dispatch detour (profiler, vmap) must see the
+    # calls, and the array forms are on.
+    arrays = (
         not _GRAD_MODE.enabled
         and not dispatch.forward_ad_levels.count
         and dispatch._detour is None
