@@ -646,22 +646,28 @@ def _run_plain(
                 ):
                     gradient = data
             remaining = dependencies[function] - 1
-            next_buffer = not_ready.pop(function, None)
+            # (a buffer stays in not_ready, added to in place, until its last edge)
+            next_buffer = not_ready.get(function)
             if next_buffer is None:
                 next_buffer = [None] * len(function._input_metadata)
                 next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
-            elif gradient is not None:
-                old = next_buffer[input_nr]
-                if old is None:
-                    next_buffer[input_nr] = gradient
-                elif (
-                    old.__class__ in _SCALARS
-                    or (old.__class__ is _NDARRAY and old.size <= _SMALL_SUM)
-                ) and gradient.__class__ in _ARRAYS:
-                    next_buffer[input_nr] = old + gradient  # (as in _run)
-                else:
-                    del old
-                    buffer_add(next_buffer, input_nr, gradient)
+                if remaining:
+                    not_ready[function] = next_buffer
+            else:
+                if not remaining:
+                    del not_ready[function]
+                if gradient is not None:
+                    old = next_buffer[input_nr]
+                    if old is None:
+                        next_buffer[input_nr] = gradient
+                    elif (
+                        (old.__class__ is _NDARRAY and old.size <= _SMALL_SUM)
+                        or old.__class__ in _SCALARS
+                    ) and gradient.__class__ in _ARRAYS:
+                        next_buffer[input_nr] = old + gradient  # (as in _run)
+                    else:
+                        del old
+                        buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
                 if (
                     type(function) is AccumulateGrad
@@ -686,7 +692,6 @@ def _run_plain(
                     pushes += 1
             else:
                 dependencies[function] = remaining
-                not_ready[function] = next_buffer
         if following is not None and ready:
             function, next_buffer = following
             following = None
