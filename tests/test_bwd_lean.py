@@ -403,3 +403,34 @@ def test_a_leaf_moved_into_the_graph_is_refused() -> None:
             y.sum().backward()
     finally:
         x._grad_fn = None
+
+
+def test_compute_dependencies_prunes_below_min_topo_nr() -> None:
+    x = leaf([1.0, 2.0])
+    h = x * 2.0  # topological number 1 (its child, x's sink, has 0)
+    out = (h * h) * 3.0
+    root = out.grad_fn
+    assert root is not None
+    full = engine.GraphTask(False)
+    engine.compute_dependencies(root, full)
+    pruned = engine.GraphTask(False)
+    engine.compute_dependencies(root, pruned, min_topo_nr=h.grad_fn._topological_nr + 1)  # type: ignore[union-attr]
+    x_sink = x._get_grad_accumulator()
+    assert full.dependencies[h.grad_fn] == 2  # type: ignore[index]
+    assert full.dependencies[x_sink] == 1
+    # h's node is counted (an edge leads into it) but not searched below
+    assert pruned.dependencies[h.grad_fn] == 2  # type: ignore[index]
+    assert x_sink not in pruned.dependencies
+    (grad_h,) = gradgen.autograd.grad(out.sum(), [h])
+    np.testing.assert_array_equal(grad_h.numpy(), [12.0, 24.0])  # 6 h
+
+
+def test_compute_dependencies_walks_a_deep_chain() -> None:
+    x = leaf(1.0)
+    y = x
+    for _ in range(20000):
+        y = y * 1.0
+    task = engine.GraphTask(False)
+    engine.compute_dependencies(y.grad_fn, task)  # type: ignore[arg-type]
+    assert len(task.dependencies) == 20000  # 19,999 muls below the root, and x's sink
+    assert set(task.dependencies.values()) == {1}

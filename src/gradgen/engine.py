@@ -114,38 +114,67 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     Nodes whose topological number is below `min_topo_nr` cannot lead to any of the
     requested outputs, so the search does not go below them (PyTorch's pruning).
     """
-    dependencies = task.dependencies
     task.root = root
+    dependencies = task.dependencies
+    if min_topo_nr:
+        _pruned_dependencies(root, dependencies, min_topo_nr)
+        return
+    # Without pruning: the first child seen for the first time is visited next
+    # without going through the stack (a chain never touches it).
+    stack: list[Node] = []
+    push, pop, get = stack.append, stack.pop, dependencies.get
+    node = root
+    while True:
+        following: Node | None = None
+        edges = node._num_edges  # the edges kept flat in the node, read inline
+        if edges:
+            function = node._fn0
+            if function is not None:
+                count = get(function)
+                if count is None:
+                    dependencies[function] = 1
+                    following = function
+                else:
+                    dependencies[function] = count + 1
+            if edges > 1:
+                function = node._fn1  # (the same steps, unrolled: most have 1 or 2)
+                if function is not None:
+                    count = get(function)
+                    if count is None:
+                        dependencies[function] = 1
+                        if following is None:
+                            following = function
+                        else:
+                            push(function)
+                    else:
+                        dependencies[function] = count + 1
+                if edges > 2:
+                    for function, _ in node._more:
+                        if function is None:
+                            continue
+                        count = get(function)
+                        if count is None:
+                            dependencies[function] = 1
+                            push(function)
+                        else:
+                            dependencies[function] = count + 1
+        if following is not None:
+            node = following
+        elif stack:
+            node = pop()
+        else:
+            return
+
+
+def _pruned_dependencies(
+    root: Node, dependencies: dict[Node, int], min_topo_nr: int
+) -> None:
+    """compute_dependencies below `min_topo_nr` > 0: no search below such nodes."""
     stack = [root]
     pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
         node = pop()
-        edges = node._num_edges  # the edges kept flat in the node, read inline
-        if not edges:
-            continue
-        function = node._fn0
-        if function is not None:
-            count = get(function)
-            if count is None:
-                dependencies[function] = 1
-                if function._topological_nr >= min_topo_nr:
-                    push(function)
-            else:
-                dependencies[function] = count + 1
-        if edges == 1:
-            continue
-        function = node._fn1  # (the same steps, unrolled: most nodes have 1 or 2)
-        if function is not None:
-            count = get(function)
-            if count is None:
-                dependencies[function] = 1
-                if function._topological_nr >= min_topo_nr:
-                    push(function)
-            else:
-                dependencies[function] = count + 1
-        if edges == 2:
-            continue
-        for function, _ in node._more:
+        for function, _ in node._next_edges:
             if function is None:
                 continue
             count = get(function)
