@@ -434,3 +434,28 @@ def test_compute_dependencies_walks_a_deep_chain() -> None:
     engine.compute_dependencies(y.grad_fn, task)  # type: ignore[arg-type]
     assert len(task.dependencies) == 20000  # 19,999 muls below the root, and x's sink
     assert set(task.dependencies.values()) == {1}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("value", SPECIAL)
+def test_0d_negated_gradients_equal_the_tensor_form(dtype: str, value: float) -> None:
+    """SubBackward0 negates a numpy scalar gradient with the scalar's own `-`."""
+
+    def run() -> tuple[np.ndarray, np.ndarray]:
+        x, y = leaf(1.0, dtype), leaf(2.0, dtype)
+        seed = gradgen.tensor(value, dtype=x.dtype)
+        (x - y).backward(seed)
+        assert x.grad is not None and y.grad is not None
+        return x.grad.numpy(), y.grad.numpy()
+
+    got, want = both_forms(run)
+    for g, w in zip(got, want):
+        assert_same_bits(g, w)
+    assert np.signbit(got[1]) != np.signbit(got[0]) or np.isnan(value)
+
+
+def test_neg_of_a_numpy_scalar_is_a_numpy_scalar() -> None:
+    for scalar in (np.float16(1.5), np.float32(-0.0), np.float64(2.0)):
+        result = arrays.neg(scalar)  # type: ignore[arg-type]
+        assert type(result) is type(scalar)
+        assert result.tobytes() == np.negative(scalar).tobytes()

@@ -203,9 +203,10 @@ _FLOAT_SCALARS = frozenset({np.float16, np.float32, np.float64})
 
 def neg(self: np.ndarray) -> np.ndarray:
     if self.__class__ in _FLOAT_ARRAYS and self.dtype.kind == "f":
-        # The kernel's numpy call without its bool check (a 0-d array's result is a
-        # numpy scalar, handed on as it is).
-        result: np.ndarray = np.negative(self)
+        # The kernel's negative without its bool check: an ndarray's `-` is numpy's
+        # negative, a numpy scalar's is its own (the same sign flip, a tenth of the
+        # ufunc's cost; a 0-d array's result is a numpy scalar, handed on as it is).
+        result: np.ndarray = -self
         return result
     return as_array(negative(self))
 
@@ -449,7 +450,9 @@ def pow_backward(
     if exponent == 0:
         return zeros_like(self)
     if (
-        _float_and_number(self, exponent)
+        self.__class__ in _FLOAT_ARRAYS  # _float_and_number, inline
+        and exponent.__class__ in _REAL_NUMBERS
+        and self.dtype.kind == "f"
         and grad.__class__ in _FLOAT_ARRAYS
         and grad.dtype is self.dtype
         and grad.shape == self.shape
