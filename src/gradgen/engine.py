@@ -616,11 +616,13 @@ def _run_plain(
             return None, pushes, False
         if node._extras is not None or anomaly_mode._enabled:
             return (node, inputs), pushes, False
-        if type(node) is AccumulateGrad:
-            if node.variable._hooks or not _accumulate_array(node, inputs):
-                return (node, inputs), pushes, False
-            continue
         if not node._has_array_form:
+            if (
+                type(node) is AccumulateGrad
+                and not node.variable._hooks
+                and _accumulate_array(node, inputs)
+            ):
+                continue
             return (node, inputs), pushes, False
         if release and node._will_release:
             node.will_release_variables()
@@ -699,7 +701,8 @@ def _run_plain(
                         buffer_add(next_buffer, input_nr, gradient)
             if remaining == 0:
                 if (
-                    type(function) is AccumulateGrad
+                    not function._has_array_form
+                    and type(function) is AccumulateGrad
                     and function._extras is None
                     and not function.variable._hooks
                     and not function.variable._post_accumulate_grad_hooks
