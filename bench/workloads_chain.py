@@ -30,11 +30,17 @@ from harness import (
 
 class _PassGradient(Node):
     """A node whose apply hands its gradient on unchanged: a chain of them costs the
-    engine's own work per node (ready queue, dependencies, buffers, validation)."""
+    engine's own work per node (ready queue, dependencies, buffers, validation). It
+    has an array form, as the generated nodes of a backward that records no graph
+    have, so the engine runs it on the same path as W5's nodes."""
 
     __slots__ = ()
+    _has_array_form = True
 
     def apply(self, grads: Any) -> list[Any]:
+        return [grads[0]]
+
+    def apply_arrays(self, grads: list[Any]) -> list[Any]:
         return [grads[0]]
 
 

@@ -325,3 +325,22 @@ _HANDLERS: dict[type, Callable[[_Translator, Any], tuple[ast.expr, Kind]]] = {
     ast.BoolOp: _Translator._bool_op,
     ast.Call: _Translator._call,
 }
+
+
+def bind_names(expression: str, names: Mapping[str, str]) -> str:
+    """`expression` with each name of `names` replaced by its expression (a node's
+    apply_arrays reads a saved value as `self.alpha`, a saved tensor's array as the
+    local `saved_self`)."""
+    tree = _Binder(names).visit(ast.parse(expression, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _Binder(ast.NodeTransformer):
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        bound = self.names.get(node.id)
+        if bound is None:
+            return node
+        return ast.copy_location(ast.parse(bound, mode="eval").body, node)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .array_formulas import Twins, Untranslatable, translate
+from .array_formulas import Twins, Untranslatable, bind_names, translate
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
 from .ir_views import (
@@ -129,10 +129,21 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
         d.formula.is_not_implemented for d in info.derivatives
     ):
         return None
-    formulas = _array_formulas(info, twins)
+    tensors = [a for a in saved if a.kind is not SavedKind.VALUE]
+    # In apply_arrays a saved tensor's array is the local `saved_<name>`, a saved
+    # value is read from the node.
+    names = {
+        python_identifier(a.local): (
+            f"self.{a.name}"
+            if a.kind is SavedKind.VALUE
+            else f"saved_{python_identifier(a.local)}"
+        )
+        for a in saved
+    }
+    names["retain_variables"] = "self.retain_variables"
+    formulas = _array_formulas(info, twins, names)
     if formulas is None:
         return None
-    tensors = [a for a in saved if a.kind is not SavedKind.VALUE]
     unpacked = tuple(
         (f"saved_{python_identifier(a.local)}", _saved_getter_expression(a))
         for a in tensors
@@ -141,41 +152,31 @@ def _array_form_ir(info: DifferentiabilityInfo, twins: Twins) -> ArrayFormIR | N
     saved_arrays = tuple(
         (f"saved_{python_identifier(a.local)}", f"self.{a.name}") for a in tensors
     )
-    tensor_arguments: list[tuple[str, str]] = []
-    array_arguments: list[str] = []
-    for attribute in saved:
-        parameter = python_identifier(attribute.local)
-        if attribute.kind is SavedKind.VALUE:
-            tensor_arguments.append((parameter, f"self.{attribute.name}"))
-            array_arguments.append(f"self.{attribute.name}")
-        else:
-            tensor_arguments.append((parameter, f"saved_{parameter}"))
-            array_arguments.append(f"array_of(saved_{parameter})")
-    parameters = [
-        "grads: Sequence[np.ndarray | None]",
-        "needs_input_grad: tuple[bool, ...]",
-        *(
-            f"{python_identifier(a.local)}: "
-            + ("np.ndarray | None" if a.kind is not SavedKind.VALUE else a.python_type)
-            for a in saved
-        ),
+    locals_ = [local for local, _ in unpacked]
+    tensor_arguments = [
+        (
+            python_identifier(a.local),
+            (
+                f"self.{a.name}"
+                if a.kind is SavedKind.VALUE
+                else f"saved_{python_identifier(a.local)}"
+            ),
+        )
+        for a in saved
     ]
     if any(d.formula.uses_retain_variables for d in info.derivatives):
         tensor_arguments.append(("retain_variables", "self.retain_variables"))
-        array_arguments.append("self.retain_variables")
-        parameters.append("retain_variables: bool")
     return ArrayFormIR(
-        function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_arrays",
-        parameters=", ".join(parameters),
         unpacked=unpacked,
-        unpacked_tuple=_tuple_display([local for local, _ in unpacked]),
         tensor_arguments=tuple(tensor_arguments),
-        array_arguments=tuple(array_arguments),
+        unpacked_tuple=_tuple_display(locals_) if locals_ else "()",
+        saved_arguments=(
+            _tuple_display([f"array_of({local})" for local in locals_])
+            if locals_
+            else ""
+        ),
         saved_arrays=saved_arrays,
         needs_input_grad=_needs_input_grad(len(info.args_with_derivatives)),
-        not_plain=" or ".join(f"{local} is NOT_PLAIN" for local, _ in saved_arrays),
-        # apply_arrays passes what apply passes the tensor form, positionally.
-        direct_arguments=tuple(expression for _, expression in tensor_arguments),
         formulas=formulas,
     )
 
@@ -194,10 +195,11 @@ def _needs_input_grad(inputs: int) -> str:
 
 
 def _array_formulas(
-    info: DifferentiabilityInfo, twins: Twins
+    info: DifferentiabilityInfo, twins: Twins, names: dict[str, str]
 ) -> tuple[FormulaIR, ...] | None:
-    """Each formula translated to array twins (its results stay arrays: the engine
-    hands them on, apply wraps them); None when a formula has no array form."""
+    """Each formula translated to array twins, its names bound as apply_arrays has
+    them (its results stay arrays: the engine hands them on, apply wraps them); None
+    when a formula has no array form."""
     formulas = []
     for formula in _formula_irs(info):
         try:
@@ -209,7 +211,7 @@ def _array_formulas(
             FormulaIR(
                 indices=formula.indices,
                 var_names=formula.var_names,
-                expression=_guardable(expression, single),
+                expression=_guardable(bind_names(expression, names), single),
                 wrap_any_grad_defined=formula.wrap_any_grad_defined,
                 uses_grad_input_mask=formula.uses_grad_input_mask,
                 wrap_results=not single,

@@ -206,23 +206,22 @@ class FormulaIR:
 
 @dataclass(frozen=True)
 class ArrayFormIR:
-    """A node's array form (array_formulas.py): its function, and how apply calls
-    either form after unpacking the saved tensors once."""
+    """A node's array form (array_formulas.py): its method apply_arrays, which the
+    engine calls with arrays and apply calls after unpacking the saved tensors once."""
 
-    function_name: str  # e.g. "mul_backward0_arrays"
-    parameters: str
     unpacked: tuple[tuple[str, str], ...]  # (apply's local, unpack expression)
     unpacked_tuple: str  # the locals as a tuple display, "(saved_self,)"
-    tensor_arguments: tuple[tuple[str, str], ...]  # (parameter, expression)
-    array_arguments: tuple[str, ...]  # positional, after grads and needs_input_grad
-    # apply_arrays: (local, slot) per saved tensor (read through saved_array), the
-    # test that one of them is no plain Tensor ("" for none), and the positional
-    # arguments.
+    # apply's arguments of the tensor form: (parameter, expression), the saved
+    # tensors as unpacked once.
+    tensor_arguments: tuple[tuple[str, str], ...]
+    # What apply passes apply_arrays: the saved tensors' arrays as a tuple display,
+    # "(array_of(saved_self),)" ("" when nothing is saved).
+    saved_arguments: str
+    # apply_arrays: (local, slot) per saved tensor (read through saved_array), and
+    # what it takes for needs_input_grad.
     saved_arrays: tuple[tuple[str, str], ...]  # (local, the node's slot)
-    needs_input_grad: str  # the expression apply_arrays passes for it
-    not_plain: str
-    direct_arguments: tuple[str, ...]
-    formulas: tuple[FormulaIR, ...]
+    needs_input_grad: str
+    formulas: tuple[FormulaIR, ...]  # over arrays, with apply_arrays' names
 
 
 @dataclass(frozen=True)

@@ -967,14 +967,7 @@ class PermuteBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                permute_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dims,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return permute_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -982,15 +975,20 @@ class PermuteBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return permute_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dims,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.permute_backwards(grad, self.dims) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dims(self) -> Sequence[int]:
@@ -1011,23 +1009,6 @@ def permute_backward0_apply(
     return grad_inputs
 
 
-def permute_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-) -> list[Any]:
-    """The formulas of PermuteBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.permute_backwards(grad, dims) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``.
 
@@ -1040,14 +1021,7 @@ class ExpandBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                expand_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return expand_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1055,15 +1029,20 @@ class ExpandBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return expand_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.sum_to(grad, self.self_sym_sizes) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -1084,23 +1063,6 @@ def expand_backward0_apply(
     return grad_inputs
 
 
-def expand_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of ExpandBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.sum_to(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SumToSizeBackward0(Node):
     """Backward of ``sum_to_size(Tensor self, SymInt[] size) -> Tensor``.
 
@@ -1113,14 +1075,7 @@ class SumToSizeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sum_to_size_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sum_to_size_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1128,15 +1083,20 @@ class SumToSizeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sum_to_size_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.expand(grad, self.self_sym_sizes) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -1157,23 +1117,6 @@ def sum_to_size_backward0_apply(
     return grad_inputs
 
 
-def sum_to_size_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SumToSizeBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
 
@@ -1186,14 +1129,7 @@ class ViewBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                view_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1201,15 +1137,20 @@ class ViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return view_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.reshape(grad, self.self_sym_sizes) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -1230,23 +1171,6 @@ def view_backward0_apply(
     return grad_inputs
 
 
-def view_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of ViewBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SqueezeBackward0(Node):
     """Backward of ``squeeze(Tensor(a) self) -> Tensor(a)``.
 
@@ -1259,14 +1183,7 @@ class SqueezeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                squeeze_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return squeeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1274,15 +1191,22 @@ class SqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return squeeze_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.unsqueeze_to(grad, self.self_sym_sizes)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -1305,23 +1229,6 @@ def squeeze_backward0_apply(
     return grad_inputs
 
 
-def squeeze_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SqueezeBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.unsqueeze_to(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SqueezeBackward1(Node):
     """Backward of ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -1337,15 +1244,7 @@ class SqueezeBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                squeeze_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return squeeze_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1354,16 +1253,22 @@ class SqueezeBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return squeeze_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.unsqueeze_to(grad, self.dim, self.self_sym_sizes)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -1391,24 +1296,6 @@ def squeeze_backward1_apply(
     return grad_inputs
 
 
-def squeeze_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SqueezeBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.unsqueeze_to(grad, dim, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class UnsqueezeBackward0(Node):
     """Backward of ``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``.
 
@@ -1421,14 +1308,7 @@ class UnsqueezeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                unsqueeze_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return unsqueeze_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1436,15 +1316,20 @@ class UnsqueezeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return unsqueeze_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.squeeze(grad, self.dim) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -1463,19 +1348,6 @@ def unsqueeze_backward0_apply(
     return grad_inputs
 
 
-def unsqueeze_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], dim: int
-) -> list[Any]:
-    """The formulas of UnsqueezeBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.squeeze(grad, dim) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class TransposeBackward0(Node):
     """Backward of ``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``.
 
@@ -1491,15 +1363,7 @@ class TransposeBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                transpose_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim0,
-                    self.dim1,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return transpose_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1508,16 +1372,22 @@ class TransposeBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return transpose_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim0,
-            self.dim1,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.transpose(grad, self.dim0, self.dim1)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim0(self) -> int:
@@ -1543,24 +1413,6 @@ def transpose_backward0_apply(
     return grad_inputs
 
 
-def transpose_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim0: int,
-    dim1: int,
-) -> list[Any]:
-    """The formulas of TransposeBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.transpose(grad, dim0, dim1) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class TBackward0(Node):
     """Backward of ``t(Tensor(a) self) -> Tensor(a)``.
 
@@ -1573,27 +1425,25 @@ class TBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                t_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return t_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return t_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.t(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def t_backward0_apply(
@@ -1605,19 +1455,6 @@ def t_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.t() if any_grad_defined else None
-    return grad_inputs
-
-
-def t_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of TBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.t(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -1637,16 +1474,7 @@ class SelectBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                select_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.index,
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return select_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1656,17 +1484,22 @@ class SelectBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return select_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.index,
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.select_backward(grad, self.self_sym_sizes, self.dim, self.index)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -1701,27 +1534,6 @@ def select_backward0_apply(
     return grad_inputs
 
 
-def select_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    index: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SelectBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.select_backward(grad, self_sym_sizes, dim, index)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SliceBackward0(Node):
     """Backward of ``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``.
 
@@ -1740,18 +1552,7 @@ class SliceBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                slice_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.end,
-                    self.self_sym_sizes,
-                    self.start,
-                    self.step,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return slice_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -1763,19 +1564,24 @@ class SliceBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return slice_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.end,
-            self.self_sym_sizes,
-            self.start,
-            self.step,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.slice_backward_wrapper(
+                    grad, self.self_sym_sizes, self.dim, self.start, self.end, self.step
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -1817,29 +1623,6 @@ def slice_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def slice_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    end: int | None,
-    self_sym_sizes: tuple[int, ...],
-    start: int | None,
-    step: int,
-) -> list[Any]:
-    """The formulas of SliceBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -2271,14 +2054,7 @@ class FlipBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                flip_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dims,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return flip_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2286,15 +2062,18 @@ class FlipBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return flip_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dims,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.flip(grad, self.dims) if any_grad_defined else None
+        return grad_inputs
 
     @property
     def _saved_dims(self) -> Sequence[int]:
@@ -2315,21 +2094,6 @@ def flip_backward0_apply(
     return grad_inputs
 
 
-def flip_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-) -> list[Any]:
-    """The formulas of FlipBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.flip(grad, dims) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class RollBackward0(Node):
     """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
 
@@ -2345,15 +2109,7 @@ class RollBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                roll_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dims,
-                    self.shifts,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return roll_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2362,16 +2118,26 @@ class RollBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return roll_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dims,
-            self.shifts,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.roll(
+                    grad,
+                    fmap_neg(reverse_list_symint(self.shifts)),
+                    reverse_list(self.dims),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dims(self) -> Sequence[int]:
@@ -2398,26 +2164,6 @@ def roll_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def roll_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-    shifts: Sequence[int],
-) -> list[Any]:
-    """The formulas of RollBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.roll(grad, fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -2478,14 +2224,7 @@ class UnsafeViewBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                unsafe_view_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2493,15 +2232,20 @@ class UnsafeViewBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return unsafe_view_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.reshape(grad, self.self_sym_sizes) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -2522,23 +2266,6 @@ def unsafe_view_backward0_apply(
     return grad_inputs
 
 
-def unsafe_view_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of UnsafeViewBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.reshape(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ConstantPadNdBackward0(Node):
     """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``.
 
@@ -2551,14 +2278,7 @@ class ConstantPadNdBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                constant_pad_nd_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.pad,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return constant_pad_nd_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2566,15 +2286,22 @@ class ConstantPadNdBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return constant_pad_nd_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.pad,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.constant_pad_nd(grad, fmap_neg(self.pad), 0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_pad(self) -> Sequence[int]:
@@ -2594,23 +2321,6 @@ def constant_pad_nd_backward0_apply(
         grad_inputs[0] = (
             constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def constant_pad_nd_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    pad: Sequence[int],
-) -> list[Any]:
-    """The formulas of ConstantPadNdBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -2691,16 +2401,7 @@ class DiagonalBackwardBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                diagonal_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim1,
-                    self.dim2,
-                    self.offset,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return diagonal_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2710,17 +2411,22 @@ class DiagonalBackwardBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return diagonal_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim1,
-            self.dim2,
-            self.offset,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.diagonal(grad, self.offset, self.dim1, self.dim2)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim1(self) -> int:
@@ -2748,25 +2454,6 @@ def diagonal_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
-    return grad_inputs
-
-
-def diagonal_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-) -> list[Any]:
-    """The formulas of DiagonalBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -2847,16 +2534,7 @@ class DiagEmbedBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                diag_embed_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim1,
-                    self.dim2,
-                    self.offset,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return diag_embed_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -2866,17 +2544,22 @@ class DiagEmbedBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return diag_embed_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim1,
-            self.dim2,
-            self.offset,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.diagonal(grad, self.offset, self.dim1, self.dim2)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim1(self) -> int:
@@ -2907,25 +2590,6 @@ def diag_embed_backward0_apply(
     return grad_inputs
 
 
-def diag_embed_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-) -> list[Any]:
-    """The formulas of DiagEmbedBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.diagonal(grad, offset, dim1, dim2) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class AliasBackward0(Node):
     """Backward of ``alias(Tensor(a) self) -> Tensor(a)``.
 
@@ -2938,27 +2602,25 @@ class AliasBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                alias_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return alias_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return alias_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def alias_backward0_apply(
@@ -2970,19 +2632,6 @@ def alias_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def alias_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of AliasBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -3278,17 +2927,7 @@ class NarrowCopyBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                narrow_copy_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.length,
-                    self.self_sym_sizes,
-                    self.start,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return narrow_copy_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3299,18 +2938,29 @@ class NarrowCopyBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return narrow_copy_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.length,
-            self.self_sym_sizes,
-            self.start,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.slice_backward_wrapper(
+                    grad,
+                    self.self_sym_sizes,
+                    self.dim,
+                    self.start,
+                    self.start + self.length,
+                    1,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -3347,30 +2997,6 @@ def narrow_copy_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def narrow_copy_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    length: int,
-    self_sym_sizes: tuple[int, ...],
-    start: int,
-) -> list[Any]:
-    """The formulas of NarrowCopyBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.slice_backward_wrapper(
-                grad, self_sym_sizes, dim, start, start + length, 1
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -3500,27 +3126,25 @@ class LiftBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                lift_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return lift_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return lift_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def lift_backward0_apply(
@@ -3532,19 +3156,6 @@ def lift_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def lift_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of LiftBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -3560,27 +3171,25 @@ class LiftFreshBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                lift_fresh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return lift_fresh_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return lift_fresh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def lift_fresh_backward0_apply(
@@ -3592,19 +3201,6 @@ def lift_fresh_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def lift_fresh_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of LiftFreshBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -3676,15 +3272,7 @@ class Rot90Backward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                rot90_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dims,
-                    self.k,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return rot90_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3693,16 +3281,20 @@ class Rot90Backward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return rot90_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dims,
-            self.k,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.rot90(grad, -self.k, self.dims) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dims(self) -> Sequence[int]:
@@ -3725,22 +3317,6 @@ def rot90_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.rot90(-k, dims) if any_grad_defined else None
-    return grad_inputs
-
-
-def rot90_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-    k: int,
-) -> list[Any]:
-    """The formulas of Rot90Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.rot90(grad, -k, dims) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -3841,16 +3417,7 @@ class AddBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                add_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.other_scalar_type,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return add_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3860,17 +3427,31 @@ class AddBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return add_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.other_scalar_type,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.handle_r_to_c(
+                    self.other_scalar_type,
+                    arrays.maybe_multiply(grad, arrays.scalar_conj(self.alpha)),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_alpha(self) -> Number:
@@ -3901,34 +3482,6 @@ def add_backward0_apply(
     return grad_inputs
 
 
-def add_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    other_scalar_type: dtype,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of AddBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.handle_r_to_c(
-                other_scalar_type,
-                arrays.maybe_multiply(grad, arrays.scalar_conj(alpha)),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SubBackward0(Node):
     """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -3946,16 +3499,7 @@ class SubBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sub_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.other_scalar_type,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -3965,17 +3509,33 @@ class SubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sub_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.other_scalar_type,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.handle_r_to_c(
+                    self.other_scalar_type,
+                    arrays.maybe_multiply(
+                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_alpha(self) -> Number:
@@ -4006,34 +3566,6 @@ def sub_backward0_apply(
     return grad_inputs
 
 
-def sub_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    other_scalar_type: dtype,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of SubBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.handle_r_to_c(
-                other_scalar_type,
-                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class MulBackward0(Node):
     """Backward of ``mul.Tensor(Tensor self, Tensor other) -> Tensor``.
 
@@ -4060,13 +3592,8 @@ class MulBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                mul_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    self.other_scalar_type,
-                    array_of(saved_self),
-                    self.self_scalar_type,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -4079,43 +3606,61 @@ class MulBackward0(Node):
             self_scalar_type=self.self_scalar_type,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return mul_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            self.other_scalar_type,
-            saved_self,
-            self.self_scalar_type,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.mul_tensor_backward(grad, saved_self, self.other_scalar_type)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul_tensor_backward(grad, saved_other, self.self_scalar_type)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -4159,34 +3704,6 @@ def mul_backward0_apply(
     return grad_inputs
 
 
-def mul_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    other_scalar_type: dtype,
-    self: np.ndarray | None,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of MulBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.mul_tensor_backward(grad, self, other_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul_tensor_backward(grad, other, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class PowBackward0(Node):
     """Backward of ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``.
 
@@ -4208,12 +3725,7 @@ class PowBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                pow_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.exponent,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return pow_backward0_apply(
@@ -4223,30 +3735,42 @@ class PowBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return pow_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.exponent,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.pow_backward(grad, saved_self, self.exponent)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -4278,24 +3802,6 @@ def pow_backward0_apply(
     return grad_inputs
 
 
-def pow_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    exponent: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of PowBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.pow_backward(grad, self, exponent) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class NegBackward0(Node):
     """Backward of ``neg(Tensor self) -> Tensor``.
 
@@ -4308,27 +3814,25 @@ class NegBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                neg_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return neg_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return neg_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.neg(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def neg_backward0_apply(
@@ -4340,19 +3844,6 @@ def neg_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.neg() if any_grad_defined else None
-    return grad_inputs
-
-
-def neg_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of NegBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.neg(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -4368,27 +3859,25 @@ class ConjBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                conj_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return conj_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return conj_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.conj(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def conj_backward0_apply(
@@ -4400,19 +3889,6 @@ def conj_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.conj() if any_grad_defined else None
-    return grad_inputs
-
-
-def conj_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ConjBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.conj(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -4428,27 +3904,25 @@ class RealBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                real_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return real_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return real_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.real(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def real_backward0_apply(
@@ -4460,19 +3934,6 @@ def real_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = real(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def real_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of RealBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.real(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -4488,27 +3949,25 @@ class CloneBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                clone_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return clone_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return clone_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def clone_backward0_apply(
@@ -4520,19 +3979,6 @@ def clone_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def clone_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of CloneBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -4586,11 +4032,7 @@ class ExpBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                exp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return exp_backward0_apply(
@@ -4599,29 +4041,42 @@ class ExpBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return exp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(saved_result))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -4646,23 +4101,6 @@ def exp_backward0_apply(
     return grad_inputs
 
 
-def exp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ExpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(result)) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class Exp2Backward0(Node):
     """Backward of ``exp2(Tensor self) -> Tensor``.
 
@@ -4681,11 +4119,7 @@ class Exp2Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                exp2_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return exp2_backward0_apply(
@@ -4694,29 +4128,44 @@ class Exp2Backward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return exp2_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.mul(grad, arrays.conj(saved_result)), 0.6931471805599453
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -4743,25 +4192,6 @@ def exp2_backward0_apply(
     return grad_inputs
 
 
-def exp2_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Exp2Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class LogBackward0(Node):
     """Backward of ``log(Tensor self) -> Tensor``.
 
@@ -4780,11 +4210,7 @@ class LogBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                log_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return log_backward0_apply(
@@ -4793,29 +4219,40 @@ class LogBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return log_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(grad, arrays.conj(saved_self)) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -4840,23 +4277,6 @@ def log_backward0_apply(
     return grad_inputs
 
 
-def log_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LogBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.conj(self)) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class Log2Backward0(Node):
     """Backward of ``log2(Tensor self) -> Tensor``.
 
@@ -4875,11 +4295,7 @@ class Log2Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                log2_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return log2_backward0_apply(
@@ -4888,29 +4304,44 @@ class Log2Backward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return log2_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    grad, arrays.mul(arrays.conj(saved_self), 0.6931471805599453)
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -4937,25 +4368,6 @@ def log2_backward0_apply(
     return grad_inputs
 
 
-def log2_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Log2Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.mul(arrays.conj(self), 0.6931471805599453))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class Log10Backward0(Node):
     """Backward of ``log10(Tensor self) -> Tensor``.
 
@@ -4974,11 +4386,7 @@ class Log10Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                log10_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return log10_backward0_apply(
@@ -4987,29 +4395,44 @@ class Log10Backward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return log10_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    grad, arrays.mul(arrays.conj(saved_self), 2.3025850929940455)
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -5036,25 +4459,6 @@ def log10_backward0_apply(
     return grad_inputs
 
 
-def log10_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Log10Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.mul(arrays.conj(self), 2.3025850929940455))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class Log1PBackward0(Node):
     """Backward of ``log1p(Tensor self) -> Tensor``.
 
@@ -5073,11 +4477,7 @@ class Log1PBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                log1_p_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return log1_p_backward0_apply(
@@ -5086,29 +4486,40 @@ class Log1PBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return log1_p_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.log1p_backward(grad, saved_self) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -5133,21 +4544,6 @@ def log1_p_backward0_apply(
     return grad_inputs
 
 
-def log1_p_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Log1PBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.log1p_backward(grad, self) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class Expm1Backward0(Node):
     """Backward of ``expm1(Tensor self) -> Tensor``.
 
@@ -5166,11 +4562,7 @@ class Expm1Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                expm1_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return expm1_backward0_apply(
@@ -5179,29 +4571,42 @@ class Expm1Backward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return expm1_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.add(arrays.conj(saved_result), 1))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -5226,25 +4631,6 @@ def expm1_backward0_apply(
     return grad_inputs
 
 
-def expm1_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Expm1Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.add(arrays.conj(result), 1))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SqrtBackward0(Node):
     """Backward of ``sqrt(Tensor self) -> Tensor``.
 
@@ -5263,11 +4649,7 @@ class SqrtBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                sqrt_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return sqrt_backward0_apply(
@@ -5276,29 +4658,42 @@ class SqrtBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return sqrt_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(grad, arrays.mul(2, arrays.conj(saved_result)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -5323,25 +4718,6 @@ def sqrt_backward0_apply(
     return grad_inputs
 
 
-def sqrt_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SqrtBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.mul(2, arrays.conj(result)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class RsqrtBackward0(Node):
     """Backward of ``rsqrt(Tensor self) -> Tensor``.
 
@@ -5360,11 +4736,7 @@ class RsqrtBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                rsqrt_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return rsqrt_backward0_apply(
@@ -5373,29 +4745,44 @@ class RsqrtBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return rsqrt_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.mul(-0.5, grad), arrays.conj(arrays.pow(saved_result, 3))
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -5422,25 +4809,6 @@ def rsqrt_backward0_apply(
     return grad_inputs
 
 
-def rsqrt_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of RsqrtBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(arrays.mul(-0.5, grad), arrays.conj(arrays.pow(result, 3)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class ReciprocalBackward0(Node):
     """Backward of ``reciprocal(Tensor self) -> Tensor``.
 
@@ -5459,11 +4827,7 @@ class ReciprocalBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                reciprocal_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return reciprocal_backward0_apply(
@@ -5472,29 +4836,45 @@ class ReciprocalBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return reciprocal_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.neg(grad),
+                    arrays.conj(arrays.mul(saved_result, saved_result)),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -5519,25 +4899,6 @@ def reciprocal_backward0_apply(
     return grad_inputs
 
 
-def reciprocal_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReciprocalBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(arrays.neg(grad), arrays.conj(arrays.mul(result, result)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AbsBackward0(Node):
     """Backward of ``abs(Tensor self) -> Tensor``.
 
@@ -5556,11 +4917,7 @@ class AbsBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                abs_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return abs_backward0_apply(
@@ -5569,29 +4926,40 @@ class AbsBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return abs_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.sgn(saved_self)) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -5613,23 +4981,6 @@ def abs_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * self.sgn() if any_grad_defined else None
-    return grad_inputs
-
-
-def abs_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AbsBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.sgn(self)) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -5699,27 +5050,25 @@ class SignBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sign_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sign_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sign_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def sign_backward0_apply(
@@ -5731,19 +5080,6 @@ def sign_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def sign_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of SignBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -5765,11 +5101,7 @@ class SinBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                sin_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return sin_backward0_apply(
@@ -5778,29 +5110,42 @@ class SinBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return sin_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(arrays.cos(saved_self)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -5825,25 +5170,6 @@ def sin_backward0_apply(
     return grad_inputs
 
 
-def sin_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SinBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.cos(self)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class CosBackward0(Node):
     """Backward of ``cos(Tensor self) -> Tensor``.
 
@@ -5862,11 +5188,7 @@ class CosBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                cos_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return cos_backward0_apply(
@@ -5875,29 +5197,42 @@ class CosBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return cos_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(saved_self))))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -5922,25 +5257,6 @@ def cos_backward0_apply(
     return grad_inputs
 
 
-def cos_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of CosBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.neg(arrays.conj(arrays.sin(self))))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class TanBackward0(Node):
     """Backward of ``tan(Tensor self) -> Tensor``.
 
@@ -5959,11 +5275,7 @@ class TanBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                tan_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return tan_backward0_apply(
@@ -5972,29 +5284,44 @@ class TanBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return tan_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    grad, arrays.conj(arrays.add(1, arrays.pow(saved_result, 2)))
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -6019,25 +5346,6 @@ def tan_backward0_apply(
     return grad_inputs
 
 
-def tan_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of TanBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.add(1, arrays.pow(result, 2))))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AsinBackward0(Node):
     """Backward of ``asin(Tensor self) -> Tensor``.
 
@@ -6056,11 +5364,7 @@ class AsinBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                asin_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return asin_backward0_apply(
@@ -6069,29 +5373,51 @@ class AsinBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return asin_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    grad,
+                    arrays.conj(
+                        arrays.rsqrt(
+                            arrays.add(
+                                arrays.mul(arrays.neg(saved_self), saved_self), 1
+                            )
+                        )
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6118,30 +5444,6 @@ def asin_backward0_apply(
     return grad_inputs
 
 
-def asin_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AsinBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                grad,
-                arrays.conj(
-                    arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AcosBackward0(Node):
     """Backward of ``acos(Tensor self) -> Tensor``.
 
@@ -6160,11 +5462,7 @@ class AcosBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                acos_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return acos_backward0_apply(
@@ -6173,29 +5471,53 @@ class AcosBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return acos_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    grad,
+                    arrays.neg(
+                        arrays.conj(
+                            arrays.rsqrt(
+                                arrays.add(
+                                    arrays.mul(arrays.neg(saved_self), saved_self), 1
+                                )
+                            )
+                        )
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6222,32 +5544,6 @@ def acos_backward0_apply(
     return grad_inputs
 
 
-def acos_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AcosBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                grad,
-                arrays.neg(
-                    arrays.conj(
-                        arrays.rsqrt(arrays.add(arrays.mul(arrays.neg(self), self), 1))
-                    )
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AtanBackward0(Node):
     """Backward of ``atan(Tensor self) -> Tensor``.
 
@@ -6266,11 +5562,7 @@ class AtanBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                atan_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return atan_backward0_apply(
@@ -6279,29 +5571,44 @@ class AtanBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return atan_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    grad, arrays.conj(arrays.add(arrays.mul(saved_self, saved_self), 1))
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6326,25 +5633,6 @@ def atan_backward0_apply(
     return grad_inputs
 
 
-def atan_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AtanBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.conj(arrays.add(arrays.mul(self, self), 1)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SinhBackward0(Node):
     """Backward of ``sinh(Tensor self) -> Tensor``.
 
@@ -6363,11 +5651,7 @@ class SinhBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                sinh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return sinh_backward0_apply(
@@ -6376,29 +5660,42 @@ class SinhBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return sinh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(arrays.cosh(saved_self)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6423,25 +5720,6 @@ def sinh_backward0_apply(
     return grad_inputs
 
 
-def sinh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SinhBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.cosh(self)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class CoshBackward0(Node):
     """Backward of ``cosh(Tensor self) -> Tensor``.
 
@@ -6460,11 +5738,7 @@ class CoshBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                cosh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return cosh_backward0_apply(
@@ -6473,29 +5747,42 @@ class CoshBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return cosh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(arrays.sinh(saved_self)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6520,25 +5807,6 @@ def cosh_backward0_apply(
     return grad_inputs
 
 
-def cosh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of CoshBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.sinh(self)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class TanhBackward0(Node):
     """Backward of ``tanh(Tensor self) -> Tensor``.
 
@@ -6557,11 +5825,7 @@ class TanhBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                tanh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return tanh_backward0_apply(
@@ -6570,29 +5834,40 @@ class TanhBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return tanh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.tanh_backward(grad, saved_result) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -6617,23 +5892,6 @@ def tanh_backward0_apply(
     return grad_inputs
 
 
-def tanh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of TanhBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.tanh_backward(grad, result) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SigmoidBackward0(Node):
     """Backward of ``sigmoid(Tensor self) -> Tensor``.
 
@@ -6652,11 +5910,7 @@ class SigmoidBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                sigmoid_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return sigmoid_backward0_apply(
@@ -6665,29 +5919,42 @@ class SigmoidBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return sigmoid_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.sigmoid_backward(grad, saved_result)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -6712,23 +5979,6 @@ def sigmoid_backward0_apply(
     return grad_inputs
 
 
-def sigmoid_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SigmoidBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.sigmoid_backward(grad, result) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
@@ -6747,11 +5997,7 @@ class ErfBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                erf_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return erf_backward0_apply(
@@ -6760,29 +6006,48 @@ class ErfBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return erf_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.mul(
+                        2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(saved_self, 2))),
+                    ),
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -6811,31 +6076,6 @@ def erf_backward0_apply(
     return grad_inputs
 
 
-def erf_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ErfBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                arrays.mul(
-                    2.0 / 1.7724538509055159,
-                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                ),
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class FloorBackward0(Node):
     """Backward of ``floor(Tensor self) -> Tensor``.
 
@@ -6848,27 +6088,25 @@ class FloorBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                floor_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return floor_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return floor_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def floor_backward0_apply(
@@ -6880,19 +6118,6 @@ def floor_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def floor_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FloorBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -6908,27 +6133,25 @@ class CeilBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                ceil_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return ceil_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return ceil_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def ceil_backward0_apply(
@@ -6940,19 +6163,6 @@ def ceil_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def ceil_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of CeilBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -6968,27 +6178,25 @@ class RoundBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                round_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return round_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return round_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def round_backward0_apply(
@@ -7000,19 +6208,6 @@ def round_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def round_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of RoundBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -7028,27 +6223,25 @@ class RoundBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                round_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return round_backward1_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return round_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def round_backward1_apply(
@@ -7060,19 +6253,6 @@ def round_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def round_backward1_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of RoundBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -7088,27 +6268,25 @@ class TruncBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                trunc_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return trunc_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return trunc_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def trunc_backward0_apply(
@@ -7120,19 +6298,6 @@ def trunc_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def trunc_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of TruncBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -7202,11 +6367,9 @@ class SigmoidBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return tensors_of(
-                sigmoid_backward_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_grad_output),
-                    array_of(saved_output),
+                    (array_of(saved_grad_output), array_of(saved_output)),
                 ),
                 grads,
             )
@@ -7217,42 +6380,65 @@ class SigmoidBackwardBackward0(Node):
             output=saved_output,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = self.grad_output_
-        if (
-            type(saved_grad_output) is Tensor
-            and saved_grad_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_grad_output = (
-                saved_grad_output._data.item()
-                if saved_grad_output._is_wrapped_number
-                else saved_grad_output._data
-            )
-        elif saved_grad_output is not None:
-            saved_grad_output = saved_array(saved_grad_output, self)
-        saved_output = self.output_
-        if (
-            type(saved_output) is Tensor and saved_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_output = (
-                saved_output._data.item()
-                if saved_output._is_wrapped_number
-                else saved_output._data
-            )
-        elif saved_output is not None:
-            saved_output = saved_array(saved_output, self)
-        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-            return None
-        return sigmoid_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_grad_output,
-            saved_output,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_grad_output = self.grad_output_
+            if (
+                type(saved_grad_output) is Tensor
+                and saved_grad_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_grad_output = (
+                    saved_grad_output._data.item()
+                    if saved_grad_output._is_wrapped_number
+                    else saved_grad_output._data
+                )
+            elif saved_grad_output is not None:
+                saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_output = self.output_
+            if (
+                type(saved_output) is Tensor and saved_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_output = (
+                    saved_output._data.item()
+                    if saved_output._is_wrapped_number
+                    else saved_output._data
+                )
+            elif saved_output is not None:
+                saved_output = saved_array(saved_output, self)
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_grad_output, saved_output = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.sigmoid_backward(grad, arrays.conj(saved_output))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # output
+            grad_inputs[1] = (
+                arrays.mul(
+                    arrays.mul(arrays.conj(grad), saved_grad_output),
+                    arrays.add(arrays.mul(-2, arrays.conj(saved_output)), 1),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
@@ -7292,35 +6478,6 @@ def sigmoid_backward_backward0_apply(
     return grad_inputs
 
 
-def sigmoid_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    grad_output: np.ndarray | None,
-    output: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SigmoidBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.sigmoid_backward(grad, arrays.conj(output))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # output
-        grad_inputs[1] = (
-            arrays.mul(
-                arrays.mul(arrays.conj(grad), grad_output),
-                arrays.add(arrays.mul(-2, arrays.conj(output)), 1),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class TanhBackwardBackward0(Node):
     """Backward of ``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``.
 
@@ -7345,11 +6502,9 @@ class TanhBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return tensors_of(
-                tanh_backward_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_grad_output),
-                    array_of(saved_output),
+                    (array_of(saved_grad_output), array_of(saved_output)),
                 ),
                 grads,
             )
@@ -7360,42 +6515,67 @@ class TanhBackwardBackward0(Node):
             output=saved_output,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = self.grad_output_
-        if (
-            type(saved_grad_output) is Tensor
-            and saved_grad_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_grad_output = (
-                saved_grad_output._data.item()
-                if saved_grad_output._is_wrapped_number
-                else saved_grad_output._data
-            )
-        elif saved_grad_output is not None:
-            saved_grad_output = saved_array(saved_grad_output, self)
-        saved_output = self.output_
-        if (
-            type(saved_output) is Tensor and saved_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_output = (
-                saved_output._data.item()
-                if saved_output._is_wrapped_number
-                else saved_output._data
-            )
-        elif saved_output is not None:
-            saved_output = saved_array(saved_output, self)
-        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-            return None
-        return tanh_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_grad_output,
-            saved_output,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_grad_output = self.grad_output_
+            if (
+                type(saved_grad_output) is Tensor
+                and saved_grad_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_grad_output = (
+                    saved_grad_output._data.item()
+                    if saved_grad_output._is_wrapped_number
+                    else saved_grad_output._data
+                )
+            elif saved_grad_output is not None:
+                saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_output = self.output_
+            if (
+                type(saved_output) is Tensor and saved_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_output = (
+                    saved_output._data.item()
+                    if saved_output._is_wrapped_number
+                    else saved_output._data
+                )
+            elif saved_output is not None:
+                saved_output = saved_array(saved_output, self)
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_grad_output, saved_output = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.tanh_backward(grad, arrays.conj(saved_output))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # output
+            grad_inputs[1] = (
+                arrays.mul(
+                    arrays.conj(grad),
+                    arrays.mul(
+                        arrays.mul(-2, arrays.conj(saved_output)), saved_grad_output
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
@@ -7432,35 +6612,6 @@ def tanh_backward_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def tanh_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    grad_output: np.ndarray | None,
-    output: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of TanhBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.tanh_backward(grad, arrays.conj(output))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # output
-        grad_inputs[1] = (
-            arrays.mul(
-                arrays.conj(grad),
-                arrays.mul(arrays.mul(-2, arrays.conj(output)), grad_output),
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -7614,14 +6765,7 @@ class AddBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                add_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return add_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7629,15 +6773,22 @@ class AddBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return add_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
 
 def add_backward1_apply(
@@ -7656,23 +6807,6 @@ def add_backward1_apply(
     return grad_inputs
 
 
-def add_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of AddBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SubBackward1(Node):
     """Backward of ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -7685,14 +6819,7 @@ class SubBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sub_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7700,15 +6827,22 @@ class SubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sub_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
 
 def sub_backward1_apply(
@@ -7727,23 +6861,6 @@ def sub_backward1_apply(
     return grad_inputs
 
 
-def sub_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of SubBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class MulBackward1(Node):
     """Backward of ``mul.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -7759,15 +6876,7 @@ class MulBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                mul_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.other,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return mul_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -7776,16 +6885,25 @@ class MulBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return mul_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.other,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(
+                    self.self_scalar_type,
+                    arrays.mul(grad, arrays.scalar_conj(self.other)),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_other(self) -> Number:
@@ -7808,28 +6926,6 @@ def mul_backward1_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def mul_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: Number,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of MulBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(
-                self_scalar_type, arrays.mul(grad, arrays.scalar_conj(other))
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -7858,12 +6954,8 @@ class DivBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                div_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
-                    self.self_scalar_type,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -7875,42 +6967,63 @@ class DivBackward0(Node):
             self_scalar_type=self.self_scalar_type,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return div_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
-            self.self_scalar_type,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.div_tensor_other_backward(grad, saved_self, saved_other)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div_tensor_self_backward(
+                    grad, saved_other, self.self_scalar_type
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -7951,33 +7064,6 @@ def div_backward0_apply(
     return grad_inputs
 
 
-def div_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of DivBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.div_tensor_other_backward(grad, self, other)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class DivBackward1(Node):
     """Backward of ``div.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -7993,15 +7079,7 @@ class DivBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                div_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.other,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return div_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -8010,16 +7088,22 @@ class DivBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return div_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.other,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div_tensor_self_backward(grad, self.other, self.self_scalar_type)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_other(self) -> Number:
@@ -8042,26 +7126,6 @@ def div_backward1_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def div_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: Number,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of DivBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div_tensor_self_backward(grad, other, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -8091,13 +7155,8 @@ class DivBackward2(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                div_backward2_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    self.rounding_mode,
-                    array_of(saved_self),
-                    self.self_scalar_type,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -8110,43 +7169,65 @@ class DivBackward2(Node):
             self_scalar_type=self.self_scalar_type,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return div_backward2_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            self.rounding_mode,
-            saved_self,
-            self.self_scalar_type,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.div_tensor_other_backward(
+                    grad, saved_self, saved_other, self.rounding_mode
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div_tensor_self_backward(
+                    grad, saved_other, self.self_scalar_type, self.rounding_mode
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -8194,36 +7275,6 @@ def div_backward2_apply(
     return grad_inputs
 
 
-def div_backward2_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    rounding_mode: str | None,
-    self: np.ndarray | None,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of DivBackward2 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.div_tensor_other_backward(grad, self, other, rounding_mode)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div_tensor_self_backward(
-                grad, other, self_scalar_type, rounding_mode
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class RsubBackward0(Node):
     """Backward of ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
 
@@ -8241,16 +7292,7 @@ class RsubBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                rsub_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.other_scalar_type,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return rsub_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -8260,17 +7302,33 @@ class RsubBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return rsub_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.other_scalar_type,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.handle_r_to_c(self.other_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(
+                    self.self_scalar_type,
+                    arrays.maybe_multiply(
+                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_alpha(self) -> Number:
@@ -8301,34 +7359,6 @@ def rsub_backward0_apply(
     return grad_inputs
 
 
-def rsub_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    other_scalar_type: dtype,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of RsubBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.handle_r_to_c(other_scalar_type, grad) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(
-                self_scalar_type,
-                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class RsubBackward1(Node):
     """Backward of ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
 
@@ -8344,15 +7374,7 @@ class RsubBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                rsub_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return rsub_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -8361,16 +7383,27 @@ class RsubBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return rsub_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(
+                    self.self_scalar_type,
+                    arrays.maybe_multiply(
+                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_alpha(self) -> Number:
@@ -8393,29 +7426,6 @@ def rsub_backward1_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def rsub_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of RsubBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(
-                self_scalar_type,
-                arrays.maybe_multiply(arrays.neg(grad), arrays.scalar_conj(alpha)),
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -8443,11 +7453,8 @@ class MaximumBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                maximum_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -8458,41 +7465,73 @@ class MaximumBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return maximum_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.masked_fill_(
+                    arrays.where(
+                        arrays.eq(saved_self, saved_other), arrays.div(grad, 2), grad
+                    ),
+                    arrays.gt(saved_self, saved_other),
+                    0,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.masked_fill_(
+                    arrays.where(
+                        arrays.eq(saved_self, saved_other), arrays.div(grad, 2), grad
+                    ),
+                    arrays.lt(saved_self, saved_other),
+                    0,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -8534,40 +7573,6 @@ def maximum_backward0_apply(
     return grad_inputs
 
 
-def maximum_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaximumBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.masked_fill_(
-                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                arrays.gt(self, other),
-                0,
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.masked_fill_(
-                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                arrays.lt(self, other),
-                0,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class MinimumBackward0(Node):
     """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
 
@@ -8592,11 +7597,8 @@ class MinimumBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                minimum_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -8607,41 +7609,73 @@ class MinimumBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return minimum_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.masked_fill_(
+                    arrays.where(
+                        arrays.eq(saved_self, saved_other), arrays.div(grad, 2), grad
+                    ),
+                    arrays.lt(saved_self, saved_other),
+                    0,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.masked_fill_(
+                    arrays.where(
+                        arrays.eq(saved_self, saved_other), arrays.div(grad, 2), grad
+                    ),
+                    arrays.gt(saved_self, saved_other),
+                    0,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -8683,40 +7717,6 @@ def minimum_backward0_apply(
     return grad_inputs
 
 
-def minimum_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MinimumBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.masked_fill_(
-                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                arrays.lt(self, other),
-                0,
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.masked_fill_(
-                arrays.where(arrays.eq(self, other), arrays.div(grad, 2), grad),
-                arrays.gt(self, other),
-                0,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class FmaxBackward0(Node):
     """Backward of ``fmax(Tensor self, Tensor other) -> Tensor``.
 
@@ -8741,11 +7741,8 @@ class FmaxBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                fmax_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -8756,41 +7753,76 @@ class FmaxBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return fmax_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.where(
+                    arrays.logical_or(
+                        arrays.ge(saved_self, saved_other), arrays.isnan(saved_other)
+                    ),
+                    0,
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(
+                            arrays.ge(saved_self, saved_other),
+                            arrays.isnan(saved_other),
+                        )
+                    ),
+                    0,
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -8832,40 +7864,6 @@ def fmax_backward0_apply(
     return grad_inputs
 
 
-def fmax_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of FmaxBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.where(
-                arrays.logical_or(arrays.ge(self, other), arrays.isnan(other)), 0, grad
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.where(
-                arrays.logical_not(
-                    arrays.logical_or(arrays.ge(self, other), arrays.isnan(other))
-                ),
-                0,
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class FminBackward0(Node):
     """Backward of ``fmin(Tensor self, Tensor other) -> Tensor``.
 
@@ -8890,11 +7888,8 @@ class FminBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                fmin_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -8905,41 +7900,76 @@ class FminBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return fmin_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.where(
+                    arrays.logical_or(
+                        arrays.le(saved_self, saved_other), arrays.isnan(saved_other)
+                    ),
+                    0,
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(
+                    arrays.logical_not(
+                        arrays.logical_or(
+                            arrays.le(saved_self, saved_other),
+                            arrays.isnan(saved_other),
+                        )
+                    ),
+                    0,
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -8978,40 +8008,6 @@ def fmin_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def fmin_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of FminBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.where(
-                arrays.logical_or(arrays.le(self, other), arrays.isnan(other)), 0, grad
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.where(
-                arrays.logical_not(
-                    arrays.logical_or(arrays.le(self, other), arrays.isnan(other))
-                ),
-                0,
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -9196,12 +8192,13 @@ class HypotBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self, saved_result)):
             return tensors_of(
-                hypot_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
-                    array_of(saved_result),
+                    (
+                        array_of(saved_other),
+                        array_of(saved_self),
+                        array_of(saved_result),
+                    ),
                 ),
                 grads,
             )
@@ -9213,57 +8210,74 @@ class HypotBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if (
-            saved_other is NOT_PLAIN
-            or saved_self is NOT_PLAIN
-            or saved_result is NOT_PLAIN
-        ):
-            return None
-        return hypot_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.div(arrays.mul(grad, saved_other), saved_result)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(arrays.mul(grad, saved_self), saved_result)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -9304,29 +8318,6 @@ def hypot_backward0_apply(
     return grad_inputs
 
 
-def hypot_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HypotBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.div(arrays.mul(grad, other), result) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(arrays.mul(grad, self), result) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class WhereBackward0(Node):
     """Backward of ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``.
 
@@ -9346,11 +8337,7 @@ class WhereBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_condition,)):
             return tensors_of(
-                where_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_condition),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_condition),)),
                 grads,
             )
         return where_backward0_apply(
@@ -9359,29 +8346,45 @@ class WhereBackward0(Node):
             condition=saved_condition,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_condition = self.condition_
-        if (
-            type(saved_condition) is Tensor and saved_condition._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_condition = (
-                saved_condition._data.item()
-                if saved_condition._is_wrapped_number
-                else saved_condition._data
-            )
-        elif saved_condition is not None:
-            saved_condition = saved_array(saved_condition, self)
-        if saved_condition is NOT_PLAIN:
-            return None
-        return where_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_condition,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_condition = self.condition_
+            if (
+                type(saved_condition) is Tensor
+                and saved_condition._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_condition = (
+                    saved_condition._data.item()
+                    if saved_condition._is_wrapped_number
+                    else saved_condition._data
+                )
+            elif saved_condition is not None:
+                saved_condition = saved_array(saved_condition, self)
+                if saved_condition is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_condition,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.where(saved_condition, 0, grad) if any_grad_defined else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(saved_condition, grad, 0) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.condition_ is not None:
@@ -9405,23 +8408,6 @@ def where_backward0_apply(
         grad_inputs[1] = where(condition, 0, grad) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(condition, grad, 0) if any_grad_defined else None
-    return grad_inputs
-
-
-def where_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    condition: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of WhereBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = arrays.where(condition, 0, grad) if any_grad_defined else None
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.where(condition, grad, 0) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -9452,12 +8438,9 @@ class ClampBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_max, saved_min, saved_self)):
             return tensors_of(
-                clamp_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_max),
-                    array_of(saved_min),
-                    array_of(saved_self),
+                    (array_of(saved_max), array_of(saved_min), array_of(saved_self)),
                 ),
                 grads,
             )
@@ -9469,57 +8452,80 @@ class ClampBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = self.max_
-        if (
-            type(saved_max) is Tensor and saved_max._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_max = (
-                saved_max._data.item()
-                if saved_max._is_wrapped_number
-                else saved_max._data
-            )
-        elif saved_max is not None:
-            saved_max = saved_array(saved_max, self)
-        saved_min = self.min_
-        if (
-            type(saved_min) is Tensor and saved_min._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_min = (
-                saved_min._data.item()
-                if saved_min._is_wrapped_number
-                else saved_min._data
-            )
-        elif saved_min is not None:
-            saved_min = saved_array(saved_min, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_max is NOT_PLAIN or saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return clamp_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_max = self.max_
+            if (
+                type(saved_max) is Tensor and saved_max._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_max = (
+                    saved_max._data.item()
+                    if saved_max._is_wrapped_number
+                    else saved_max._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_max,
-            saved_min,
-            saved_self,
+            elif saved_max is not None:
+                saved_max = saved_array(saved_max, self)
+                if saved_max is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_min = self.min_
+            if (
+                type(saved_min) is Tensor and saved_min._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_min = (
+                    saved_min._data.item()
+                    if saved_min._is_wrapped_number
+                    else saved_min._data
+                )
+            elif saved_min is not None:
+                saved_min = saved_array(saved_min, self)
+                if saved_min is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_max, saved_min, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1] or needs_input_grad[2]:  # min, max
+            grad_input_mask = (
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = arrays.clamp_backward_min_max(
+                grad, saved_self, saved_min, saved_max, grad_input_mask
+            )
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[0])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[1])
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.clamp_backward(grad, saved_self, saved_min, saved_max)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.max_ is not None:
@@ -9570,37 +8576,6 @@ def clamp_backward0_apply(
     return grad_inputs
 
 
-def clamp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    max: np.ndarray | None,
-    min: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ClampBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1] or needs_input_grad[2]:  # min, max
-        grad_input_mask = (
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = arrays.clamp_backward_min_max(
-            grad, self, min, max, grad_input_mask
-        )
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[0])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[1])
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ClampBackward1(Node):
     """Backward of ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``.
 
@@ -9623,13 +8598,7 @@ class ClampBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                clamp_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.max,
-                    self.min,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return clamp_backward1_apply(
@@ -9640,31 +8609,42 @@ class ClampBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return clamp_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.max,
-            self.min,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.clamp_backward(grad, saved_self, self.min, self.max)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -9698,25 +8678,6 @@ def clamp_backward1_apply(
         grad_inputs[0] = (
             clamp_backward(grad, self, min, max) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def clamp_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    max: Number | None,
-    min: Number | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ClampBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.clamp_backward(grad, self, min, max) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -9842,27 +8803,25 @@ class FmodBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                fmod_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return fmod_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return fmod_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def fmod_backward0_apply(
@@ -9874,19 +8833,6 @@ def fmod_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def fmod_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FmodBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -9914,11 +8860,8 @@ class FmodBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                fmod_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -9929,41 +8872,60 @@ class FmodBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return fmod_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.mul(
+                    arrays.neg(grad),
+                    arrays.div(saved_self, saved_other, rounding_mode="trunc"),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -9999,28 +8961,6 @@ def fmod_backward1_apply(
     return grad_inputs
 
 
-def fmod_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of FmodBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="trunc"))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
-    return grad_inputs
-
-
 class RemainderBackward0(Node):
     """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``.
 
@@ -10033,27 +8973,25 @@ class RemainderBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                remainder_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return remainder_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return remainder_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def remainder_backward0_apply(
@@ -10065,19 +9003,6 @@ def remainder_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def remainder_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of RemainderBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -10105,11 +9030,8 @@ class RemainderBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                remainder_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -10120,41 +9042,60 @@ class RemainderBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return remainder_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.mul(
+                    arrays.neg(grad),
+                    arrays.div(saved_self, saved_other, rounding_mode="floor"),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -10187,28 +9128,6 @@ def remainder_backward1_apply(
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def remainder_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of RemainderBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.mul(arrays.neg(grad), arrays.div(self, other, rounding_mode="floor"))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -10259,27 +9178,25 @@ class ZeroBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                zero_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return zero_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return zero_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def zero_backward0_apply(
@@ -10291,19 +9208,6 @@ def zero_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def zero_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ZeroBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -10319,27 +9223,25 @@ class FillBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                fill_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return fill_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return fill_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def fill_backward0_apply(
@@ -10351,19 +9253,6 @@ def fill_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def fill_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -10380,27 +9269,27 @@ class FillBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                fill_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return fill_backward1_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return fill_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        if needs_input_grad[1]:  # value
+            grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def fill_backward1_apply(
@@ -10417,21 +9306,6 @@ def fill_backward1_apply(
     return grad_inputs
 
 
-def fill_backward1_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-    if needs_input_grad[1]:  # value
-        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class FillBackward2(Node):
     """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
 
@@ -10444,27 +9318,25 @@ class FillBackward2(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                fill_backward2_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return fill_backward2_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return fill_backward2_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def fill_backward2_apply(
@@ -10476,19 +9348,6 @@ def fill_backward2_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def fill_backward2_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward2 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -10505,27 +9364,27 @@ class FillBackward3(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                fill_backward3_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return fill_backward3_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return fill_backward3_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        if needs_input_grad[1]:  # value
+            grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def fill_backward3_apply(
@@ -10542,21 +9401,6 @@ def fill_backward3_apply(
     return grad_inputs
 
 
-def fill_backward3_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward3 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-    if needs_input_grad[1]:  # value
-        grad_inputs[1] = arrays.sum(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class LerpBackward0(Node):
     """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
 
@@ -10570,14 +9414,7 @@ class LerpBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                lerp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.weight,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return lerp_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -10585,15 +9422,28 @@ class LerpBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return lerp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.weight,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # end
+            grad_inputs[1] = (
+                arrays.mul(grad, arrays.scalar_conj(self.weight))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, 1 - arrays.scalar_conj(self.weight))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_weight(self) -> Number:
@@ -10611,29 +9461,6 @@ def lerp_backward0_apply(
         grad_inputs[1] = grad * scalar_conj(weight) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * (1 - scalar_conj(weight)) if any_grad_defined else None
-    return grad_inputs
-
-
-def lerp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    weight: Number,
-) -> list[Any]:
-    """The formulas of LerpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # end
-        grad_inputs[1] = (
-            arrays.mul(grad, arrays.scalar_conj(weight)) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, 1 - arrays.scalar_conj(weight))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -10665,12 +9492,9 @@ class LerpBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_end, saved_self, saved_weight)):
             return tensors_of(
-                lerp_backward1_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_end),
-                    array_of(saved_self),
-                    array_of(saved_weight),
+                    (array_of(saved_end), array_of(saved_self), array_of(saved_weight)),
                 ),
                 grads,
             )
@@ -10682,61 +9506,80 @@ class LerpBackward1(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_end = self.end_
-        if (
-            type(saved_end) is Tensor and saved_end._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_end = (
-                saved_end._data.item()
-                if saved_end._is_wrapped_number
-                else saved_end._data
-            )
-        elif saved_end is not None:
-            saved_end = saved_array(saved_end, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if (
-            saved_end is NOT_PLAIN
-            or saved_self is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-        ):
-            return None
-        return lerp_backward1_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_end = self.end_
+            if (
+                type(saved_end) is Tensor and saved_end._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_end = (
+                    saved_end._data.item()
+                    if saved_end._is_wrapped_number
+                    else saved_end._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_end,
-            saved_self,
-            saved_weight,
+            elif saved_end is not None:
+                saved_end = saved_array(saved_end, self)
+                if saved_end is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_end, saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # end
+            grad_inputs[1] = (
+                arrays.mul(grad, arrays.conj(saved_weight))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(arrays.sub(1, saved_weight)))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # weight
+            grad_inputs[2] = (
+                arrays.mul(grad, arrays.conj(arrays.sub(saved_end, saved_self)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.end_ is not None:
@@ -10779,37 +9622,6 @@ def lerp_backward1_apply(
     return grad_inputs
 
 
-def lerp_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    end: np.ndarray | None,
-    self: np.ndarray | None,
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LerpBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # end
-        grad_inputs[1] = (
-            arrays.mul(grad, arrays.conj(weight)) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.sub(1, weight)))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # weight
-        grad_inputs[2] = (
-            arrays.mul(grad, arrays.conj(arrays.sub(end, self)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AddcmulBackward0(Node):
     """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -10839,15 +9651,8 @@ class AddcmulBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
             return tensors_of(
-                addcmul_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_scalar_type,
-                    array_of(saved_tensor1),
-                    self.tensor1_scalar_type,
-                    array_of(saved_tensor2),
-                    self.tensor2_scalar_type,
-                    self.value,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_tensor1), array_of(saved_tensor2))
                 ),
                 grads,
             )
@@ -10862,49 +9667,77 @@ class AddcmulBackward0(Node):
             value=self.value,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = self.tensor1_
-        if (
-            type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_tensor1 = (
-                saved_tensor1._data.item()
-                if saved_tensor1._is_wrapped_number
-                else saved_tensor1._data
-            )
-        elif saved_tensor1 is not None:
-            saved_tensor1 = saved_array(saved_tensor1, self)
-        saved_tensor2 = self.tensor2_
-        if (
-            type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_tensor2 = (
-                saved_tensor2._data.item()
-                if saved_tensor2._is_wrapped_number
-                else saved_tensor2._data
-            )
-        elif saved_tensor2 is not None:
-            saved_tensor2 = saved_array(saved_tensor2, self)
-        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
-            return None
-        return addcmul_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_tensor1 = self.tensor1_
+            if (
+                type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_tensor1 = (
+                    saved_tensor1._data.item()
+                    if saved_tensor1._is_wrapped_number
+                    else saved_tensor1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_scalar_type,
-            saved_tensor1,
-            self.tensor1_scalar_type,
-            saved_tensor2,
-            self.tensor2_scalar_type,
-            self.value,
+            elif saved_tensor1 is not None:
+                saved_tensor1 = saved_array(saved_tensor1, self)
+                if saved_tensor1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_tensor2 = self.tensor2_
+            if (
+                type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_tensor2 = (
+                    saved_tensor2._data.item()
+                    if saved_tensor2._is_wrapped_number
+                    else saved_tensor2._data
+                )
+            elif saved_tensor2 is not None:
+                saved_tensor2 = saved_array(saved_tensor2, self)
+                if saved_tensor2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_tensor1, saved_tensor2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # tensor1
+            grad_inputs[1] = (
+                arrays.handle_r_to_c(
+                    self.tensor1_scalar_type,
+                    arrays.mul(
+                        grad, arrays.conj(arrays.mul(saved_tensor2, self.value))
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # tensor2
+            grad_inputs[2] = (
+                arrays.handle_r_to_c(
+                    self.tensor2_scalar_type,
+                    arrays.mul(
+                        grad, arrays.conj(arrays.mul(saved_tensor1, self.value))
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
@@ -10958,46 +9791,6 @@ def addcmul_backward0_apply(
     return grad_inputs
 
 
-def addcmul_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-    tensor1: np.ndarray | None,
-    tensor1_scalar_type: dtype,
-    tensor2: np.ndarray | None,
-    tensor2_scalar_type: dtype,
-    value: Number,
-) -> list[Any]:
-    """The formulas of AddcmulBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # tensor1
-        grad_inputs[1] = (
-            arrays.handle_r_to_c(
-                tensor1_scalar_type,
-                arrays.mul(grad, arrays.conj(arrays.mul(tensor2, value))),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # tensor2
-        grad_inputs[2] = (
-            arrays.handle_r_to_c(
-                tensor2_scalar_type,
-                arrays.mul(grad, arrays.conj(arrays.mul(tensor1, value))),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AddcdivBackward0(Node):
     """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
 
@@ -11027,15 +9820,8 @@ class AddcdivBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_tensor1, saved_tensor2)):
             return tensors_of(
-                addcdiv_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_scalar_type,
-                    array_of(saved_tensor1),
-                    self.tensor1_scalar_type,
-                    array_of(saved_tensor2),
-                    self.tensor2_scalar_type,
-                    self.value,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_tensor1), array_of(saved_tensor2))
                 ),
                 grads,
             )
@@ -11050,49 +9836,83 @@ class AddcdivBackward0(Node):
             value=self.value,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_tensor1 = self.tensor1_
-        if (
-            type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_tensor1 = (
-                saved_tensor1._data.item()
-                if saved_tensor1._is_wrapped_number
-                else saved_tensor1._data
-            )
-        elif saved_tensor1 is not None:
-            saved_tensor1 = saved_array(saved_tensor1, self)
-        saved_tensor2 = self.tensor2_
-        if (
-            type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_tensor2 = (
-                saved_tensor2._data.item()
-                if saved_tensor2._is_wrapped_number
-                else saved_tensor2._data
-            )
-        elif saved_tensor2 is not None:
-            saved_tensor2 = saved_array(saved_tensor2, self)
-        if saved_tensor1 is NOT_PLAIN or saved_tensor2 is NOT_PLAIN:
-            return None
-        return addcdiv_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_tensor1 = self.tensor1_
+            if (
+                type(saved_tensor1) is Tensor and saved_tensor1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_tensor1 = (
+                    saved_tensor1._data.item()
+                    if saved_tensor1._is_wrapped_number
+                    else saved_tensor1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_scalar_type,
-            saved_tensor1,
-            self.tensor1_scalar_type,
-            saved_tensor2,
-            self.tensor2_scalar_type,
-            self.value,
+            elif saved_tensor1 is not None:
+                saved_tensor1 = saved_array(saved_tensor1, self)
+                if saved_tensor1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_tensor2 = self.tensor2_
+            if (
+                type(saved_tensor2) is Tensor and saved_tensor2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_tensor2 = (
+                    saved_tensor2._data.item()
+                    if saved_tensor2._is_wrapped_number
+                    else saved_tensor2._data
+                )
+            elif saved_tensor2 is not None:
+                saved_tensor2 = saved_array(saved_tensor2, self)
+                if saved_tensor2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_tensor1, saved_tensor2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # tensor1
+            grad_inputs[1] = (
+                arrays.handle_r_to_c(
+                    self.tensor1_scalar_type,
+                    arrays.mul(
+                        grad, arrays.conj(arrays.div(self.value, saved_tensor2))
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # tensor2
+            grad_inputs[2] = (
+                arrays.handle_r_to_c(
+                    self.tensor2_scalar_type,
+                    arrays.mul(
+                        arrays.neg(grad),
+                        arrays.conj(
+                            arrays.div(
+                                arrays.mul(self.value, saved_tensor1),
+                                arrays.mul(saved_tensor2, saved_tensor2),
+                            )
+                        ),
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.tensor1_ is not None:
@@ -11146,53 +9966,6 @@ def addcdiv_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def addcdiv_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-    tensor1: np.ndarray | None,
-    tensor1_scalar_type: dtype,
-    tensor2: np.ndarray | None,
-    tensor2_scalar_type: dtype,
-    value: Number,
-) -> list[Any]:
-    """The formulas of AddcdivBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # tensor1
-        grad_inputs[1] = (
-            arrays.handle_r_to_c(
-                tensor1_scalar_type,
-                arrays.mul(grad, arrays.conj(arrays.div(value, tensor2))),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # tensor2
-        grad_inputs[2] = (
-            arrays.handle_r_to_c(
-                tensor2_scalar_type,
-                arrays.mul(
-                    arrays.neg(grad),
-                    arrays.conj(
-                        arrays.div(
-                            arrays.mul(value, tensor1), arrays.mul(tensor2, tensor2)
-                        )
-                    ),
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -11332,11 +10105,7 @@ class AsinhBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                asinh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return asinh_backward0_apply(
@@ -11345,29 +10114,45 @@ class AsinhBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return asinh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    grad,
+                    arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(saved_self, 2), 1))),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -11391,27 +10176,6 @@ def asinh_backward0_apply(
         grad_inputs[0] = (
             grad * (self.pow(2) + 1).rsqrt().conj() if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def asinh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AsinhBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                grad, arrays.conj(arrays.rsqrt(arrays.add(arrays.pow(self, 2), 1)))
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -11459,11 +10223,7 @@ class AtanhBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                atanh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return atanh_backward0_apply(
@@ -11472,29 +10232,45 @@ class AtanhBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return atanh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    arrays.mul(grad, 1),
+                    arrays.conj(arrays.sub(1, arrays.pow(saved_self, 2))),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -11518,27 +10294,6 @@ def atanh_backward0_apply(
         grad_inputs[0] = (
             grad * 1 / (1 - self.pow(2)).conj() if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def atanh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AtanhBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(
-                arrays.mul(grad, 1), arrays.conj(arrays.sub(1, arrays.pow(self, 2)))
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -11756,27 +10511,25 @@ class FracBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                frac_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return frac_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return frac_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        return grad_inputs
 
 
 def frac_backward0_apply(
@@ -11788,19 +10541,6 @@ def frac_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-def frac_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FracBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -11822,11 +10562,7 @@ class FrexpBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_exponent,)):
             return tensors_of(
-                frexp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_exponent),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_exponent),)),
                 grads,
             )
         return frexp_backward0_apply(
@@ -11835,29 +10571,43 @@ class FrexpBackward0(Node):
             exponent=saved_exponent,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_exponent = self.exponent_
-        if (
-            type(saved_exponent) is Tensor and saved_exponent._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_exponent = (
-                saved_exponent._data.item()
-                if saved_exponent._is_wrapped_number
-                else saved_exponent._data
-            )
-        elif saved_exponent is not None:
-            saved_exponent = saved_array(saved_exponent, self)
-        if saved_exponent is NOT_PLAIN:
-            return None
-        return frexp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_exponent,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_exponent = self.exponent_
+            if (
+                type(saved_exponent) is Tensor
+                and saved_exponent._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_exponent = (
+                    saved_exponent._data.item()
+                    if saved_exponent._is_wrapped_number
+                    else saved_exponent._data
+                )
+            elif saved_exponent is not None:
+                saved_exponent = saved_array(saved_exponent, self)
+                if saved_exponent is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_exponent,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(grad, arrays.exp2(saved_exponent))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.exponent_ is not None:
@@ -11879,23 +10629,6 @@ def frexp_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad / exponent.exp2() if any_grad_defined else None
-    return grad_inputs
-
-
-def frexp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    exponent: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of FrexpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.exp2(exponent)) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -11923,11 +10656,8 @@ class LdexpBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_result)):
             return tensors_of(
-                ldexp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_result),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_result))
                 ),
                 grads,
             )
@@ -11938,41 +10668,63 @@ class LdexpBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_other is NOT_PLAIN or saved_result is NOT_PLAIN:
-            return None
-        return ldexp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.mul(
+                    arrays.mul(grad, arrays.conj(saved_result)), 0.6931471805599453
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(arrays.pow(2, saved_other)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -12008,32 +10760,6 @@ def ldexp_backward0_apply(
     return grad_inputs
 
 
-def ldexp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LdexpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.mul(arrays.mul(grad, arrays.conj(result)), 0.6931471805599453)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(arrays.pow(2, other)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class NextafterBackward0(Node):
     """Backward of ``nextafter(Tensor self, Tensor other) -> Tensor``.
 
@@ -12059,12 +10785,8 @@ class NextafterBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                nextafter_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    self.other_info,
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -12076,42 +10798,61 @@ class NextafterBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return nextafter_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            self.other_info,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.type_and_size_zeros(self.other_info)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(arrays.ne(saved_self, saved_other), grad, 0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -12146,29 +10887,6 @@ def nextafter_backward0_apply(
     return grad_inputs
 
 
-def nextafter_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    other_info: TypeAndSize,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NextafterBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.type_and_size_zeros(other_info) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.where(arrays.ne(self, other), grad, 0) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class Logaddexp2Backward0(Node):
     """Backward of ``logaddexp2(Tensor self, Tensor other) -> Tensor``.
 
@@ -12193,11 +10911,8 @@ class Logaddexp2Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                logaddexp2_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -12208,41 +10923,67 @@ class Logaddexp2Backward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return logaddexp2_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.div(
+                    grad,
+                    arrays.add(1, arrays.pow(2, arrays.sub(saved_self, saved_other))),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    grad,
+                    arrays.add(1, arrays.pow(2, arrays.sub(saved_other, saved_self))),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -12276,32 +11017,6 @@ def logaddexp2_backward0_apply(
     return grad_inputs
 
 
-def logaddexp2_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of Logaddexp2Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(self, other))))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(grad, arrays.add(1, arrays.pow(2, arrays.sub(other, self))))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class ClampMinBackward1(Node):
     """Backward of ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``.
 
@@ -12326,11 +11041,8 @@ class ClampMinBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_min, saved_self)):
             return tensors_of(
-                clamp_min_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_min),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_min), array_of(saved_self))
                 ),
                 grads,
             )
@@ -12341,41 +11053,61 @@ class ClampMinBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_min = self.min_
-        if (
-            type(saved_min) is Tensor and saved_min._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_min = (
-                saved_min._data.item()
-                if saved_min._is_wrapped_number
-                else saved_min._data
-            )
-        elif saved_min is not None:
-            saved_min = saved_array(saved_min, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_min is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return clamp_min_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_min,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_min = self.min_
+            if (
+                type(saved_min) is Tensor and saved_min._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_min = (
+                    saved_min._data.item()
+                    if saved_min._is_wrapped_number
+                    else saved_min._data
+                )
+            elif saved_min is not None:
+                saved_min = saved_array(saved_min, self)
+                if saved_min is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_min, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # min
+            grad_inputs[1] = (
+                arrays.where(arrays.lt(saved_self, saved_min), grad, 0.0)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(arrays.ge(saved_self, saved_min), grad, 0.0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.min_ is not None:
@@ -12409,28 +11141,6 @@ def clamp_min_backward1_apply(
     return grad_inputs
 
 
-def clamp_min_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    min: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ClampMinBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # min
-        grad_inputs[1] = (
-            arrays.where(arrays.lt(self, min), grad, 0.0) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.where(arrays.ge(self, min), grad, 0.0) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ClampMaxBackward1(Node):
     """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``.
 
@@ -12455,11 +11165,8 @@ class ClampMaxBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_max, saved_self)):
             return tensors_of(
-                clamp_max_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_max),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_max), array_of(saved_self))
                 ),
                 grads,
             )
@@ -12470,41 +11177,61 @@ class ClampMaxBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_max = self.max_
-        if (
-            type(saved_max) is Tensor and saved_max._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_max = (
-                saved_max._data.item()
-                if saved_max._is_wrapped_number
-                else saved_max._data
-            )
-        elif saved_max is not None:
-            saved_max = saved_array(saved_max, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_max is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return clamp_max_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_max,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_max = self.max_
+            if (
+                type(saved_max) is Tensor and saved_max._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_max = (
+                    saved_max._data.item()
+                    if saved_max._is_wrapped_number
+                    else saved_max._data
+                )
+            elif saved_max is not None:
+                saved_max = saved_array(saved_max, self)
+                if saved_max is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_max, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # max
+            grad_inputs[1] = (
+                arrays.where(arrays.gt(saved_self, saved_max), grad, 0.0)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.where(arrays.le(saved_self, saved_max), grad, 0.0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.max_ is not None:
@@ -12538,28 +11265,6 @@ def clamp_max_backward1_apply(
     return grad_inputs
 
 
-def clamp_max_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    max: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ClampMaxBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # max
-        grad_inputs[1] = (
-            arrays.where(arrays.gt(self, max), grad, 0.0) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.where(arrays.le(self, max), grad, 0.0) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class LogaddexpBackward0(Node):
     """Backward of ``logaddexp(Tensor self, Tensor other) -> Tensor``.
 
@@ -12584,11 +11289,8 @@ class LogaddexpBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                logaddexp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -12599,41 +11301,71 @@ class LogaddexpBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return logaddexp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = (
+                arrays.div(
+                    grad,
+                    arrays.conj(
+                        arrays.add(1, arrays.exp(arrays.sub(saved_self, saved_other)))
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    grad,
+                    arrays.conj(
+                        arrays.add(1, arrays.exp(arrays.sub(saved_other, saved_self)))
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -12671,36 +11403,6 @@ def logaddexp_backward0_apply(
     return grad_inputs
 
 
-def logaddexp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LogaddexpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            arrays.div(
-                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(self, other))))
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(
-                grad, arrays.conj(arrays.add(1, arrays.exp(arrays.sub(other, self))))
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class PoissonBackward0(Node):
     """Backward of ``poisson(Tensor self, Generator? generator=None) -> Tensor``.
 
@@ -12713,14 +11415,7 @@ class PoissonBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                poisson_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_info,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return poisson_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -12728,15 +11423,19 @@ class PoissonBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return poisson_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_info,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        any_grad_defined = any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.type_and_size_zeros(self.self_info) if any_grad_defined else None
+            )
+        return grad_inputs
 
 
 def poisson_backward0_apply(
@@ -12752,22 +11451,6 @@ def poisson_backward0_apply(
     return grad_inputs
 
 
-def poisson_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_info: TypeAndSize,
-) -> list[Any]:
-    """The formulas of PoissonBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.type_and_size_zeros(self_info) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class BernoulliBackward0(Node):
     """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``.
 
@@ -12780,27 +11463,25 @@ class BernoulliBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                bernoulli_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return bernoulli_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return bernoulli_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def bernoulli_backward0_apply(
@@ -12812,19 +11493,6 @@ def bernoulli_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def bernoulli_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of BernoulliBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -12840,27 +11508,25 @@ class ExponentialBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                exponential_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return exponential_backward0_apply(
             grads,
             self.task_needs_input_grad(),
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return exponential_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
 
 def exponential_backward0_apply(
@@ -12872,19 +11538,6 @@ def exponential_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def exponential_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ExponentialBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -12900,14 +11553,7 @@ class SumBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sum_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -12915,15 +11561,20 @@ class SumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sum_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.expand(grad, self.self_sym_sizes) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
@@ -12944,23 +11595,6 @@ def sum_backward0_apply(
     return grad_inputs
 
 
-def sum_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SumBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.expand(grad, self_sym_sizes) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SumBackward1(Node):
     """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -12977,16 +11611,7 @@ class SumBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                sum_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return sum_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -12996,17 +11621,22 @@ class SumBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return sum_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.sum_backward(grad, self.self_sym_sizes, self.dim, self.keepdim)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -13041,27 +11671,6 @@ def sum_backward1_apply(
     return grad_inputs
 
 
-def sum_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of SumBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.sum_backward(grad, self_sym_sizes, dim, keepdim)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class MeanBackward0(Node):
     """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -13077,15 +11686,7 @@ class MeanBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                mean_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.self_sym_numel,
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return mean_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -13094,16 +11695,24 @@ class MeanBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return mean_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.self_sym_numel,
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.div(
+                    arrays.expand(grad, self.self_sym_sizes), self.self_sym_numel
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_self_sym_numel(self) -> int:
@@ -13131,26 +11740,6 @@ def mean_backward0_apply(
     return grad_inputs
 
 
-def mean_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_numel: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of MeanBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.div(arrays.expand(grad, self_sym_sizes), self_sym_numel)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class MeanBackward1(Node):
     """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -13168,17 +11757,7 @@ class MeanBackward1(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                mean_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_numel,
-                    self.self_sym_sizes,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return mean_backward1_apply(
             grads,
             self.task_needs_input_grad(),
@@ -13189,18 +11768,28 @@ class MeanBackward1(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return mean_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_numel,
-            self.self_sym_sizes,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mean_backward(
+                    grad,
+                    self.self_sym_sizes,
+                    self.dim,
+                    self.self_sym_numel,
+                    self.keepdim,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> Sequence[int] | None:
@@ -13237,28 +11826,6 @@ def mean_backward1_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def mean_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    self_sym_numel: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of MeanBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -13415,14 +11982,7 @@ class MaxBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                max_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return max_backward0_apply(
@@ -13434,32 +11994,44 @@ class MaxBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return max_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -13502,30 +12074,6 @@ def max_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def max_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaxBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -13608,14 +12156,7 @@ class MinBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                min_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return min_backward0_apply(
@@ -13627,32 +12168,44 @@ class MinBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return min_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -13695,30 +12248,6 @@ def min_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def min_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MinBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -13955,13 +12484,8 @@ class LogsumexpBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
             return tensors_of(
-                logsumexp_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    array_of(saved_self),
-                    array_of(saved_result),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result))
                 ),
                 grads,
             )
@@ -13974,43 +12498,57 @@ class LogsumexpBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-            return None
-        return logsumexp_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            saved_self,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.logsumexp_backward(
+                    grad, saved_self, saved_result, self.dim, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -14053,28 +12591,6 @@ def logsumexp_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def logsumexp_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int],
-    keepdim: bool,
-    self: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LogsumexpBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.logsumexp_backward(grad, self, result, dim, keepdim)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -14241,15 +12757,7 @@ class CumsumBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                cumsum_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_scalar_type,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return cumsum_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -14258,16 +12766,22 @@ class CumsumBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return cumsum_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_scalar_type,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.cumsum_backward(arrays.to(grad, self.self_scalar_type), self.dim)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dim(self) -> int:
@@ -14290,26 +12804,6 @@ def cumsum_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def cumsum_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of CumsumBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.cumsum_backward(arrays.to(grad, self_scalar_type), dim)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -14403,13 +12897,7 @@ class SortBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                sort_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return sort_backward0_apply(
@@ -14420,31 +12908,44 @@ class SortBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return sort_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, True
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -14485,29 +12986,6 @@ def sort_backward0_apply(
     return grad_inputs
 
 
-def sort_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SortBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, True
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SortBackward1(Node):
     """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
@@ -14530,13 +13008,7 @@ class SortBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                sort_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return sort_backward1_apply(
@@ -14547,31 +13019,44 @@ class SortBackward1(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return sort_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, True
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -14612,29 +13097,6 @@ def sort_backward1_apply(
     return grad_inputs
 
 
-def sort_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SortBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, True
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class TopkBackward0(Node):
     """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
 
@@ -14657,13 +13119,7 @@ class TopkBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                topk_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return topk_backward0_apply(
@@ -14674,31 +13130,44 @@ class TopkBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return topk_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, True
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -14736,29 +13205,6 @@ def topk_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def topk_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of TopkBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, True
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -14974,14 +13420,7 @@ class KthvalueBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                kthvalue_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return kthvalue_backward0_apply(
@@ -14993,32 +13432,44 @@ class KthvalueBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return kthvalue_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -15061,30 +13512,6 @@ def kthvalue_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def kthvalue_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of KthvalueBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -15167,14 +13594,7 @@ class MedianBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                median_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return median_backward1_apply(
@@ -15186,32 +13606,44 @@ class MedianBackward1(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return median_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -15254,30 +13686,6 @@ def median_backward1_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def median_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MedianBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -15360,14 +13768,7 @@ class NanmedianBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                nanmedian_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return nanmedian_backward1_apply(
@@ -15379,32 +13780,44 @@ class NanmedianBackward1(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return nanmedian_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -15450,30 +13863,6 @@ def nanmedian_backward1_apply(
     return grad_inputs
 
 
-def nanmedian_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NanmedianBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class ModeBackward0(Node):
     """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
@@ -15497,14 +13886,7 @@ class ModeBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_indices,)):
             return tensors_of(
-                mode_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.keepdim,
-                    self.self_sym_sizes,
-                    array_of(saved_indices),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_indices),)),
                 grads,
             )
         return mode_backward0_apply(
@@ -15516,32 +13898,44 @@ class ModeBackward0(Node):
             indices=saved_indices,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_indices = self.indices_
-        if (
-            type(saved_indices) is Tensor and saved_indices._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_indices = (
-                saved_indices._data.item()
-                if saved_indices._is_wrapped_number
-                else saved_indices._data
-            )
-        elif saved_indices is not None:
-            saved_indices = saved_array(saved_indices, self)
-        if saved_indices is NOT_PLAIN:
-            return None
-        return mode_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.keepdim,
-            self.self_sym_sizes,
-            saved_indices,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_indices = self.indices_
+            if (
+                type(saved_indices) is Tensor and saved_indices._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_indices = (
+                    saved_indices._data.item()
+                    if saved_indices._is_wrapped_number
+                    else saved_indices._data
+                )
+            elif saved_indices is not None:
+                saved_indices = saved_array(saved_indices, self)
+                if saved_indices is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_indices,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.value_selecting_reduction_backward_symint(
+                    grad, self.dim, saved_indices, self.self_sym_sizes, self.keepdim
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.indices_ is not None:
@@ -15584,30 +13978,6 @@ def mode_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def mode_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
-    indices: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ModeBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.value_selecting_reduction_backward_symint(
-                grad, dim, indices, self_sym_sizes, keepdim
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -16225,14 +14595,8 @@ class IndexAddBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index, saved_source)):
             return tensors_of(
-                index_add_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.dim,
-                    array_of(saved_index),
-                    array_of(saved_source),
-                    self.source_dim,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_index), array_of(saved_source))
                 ),
                 grads,
             )
@@ -16246,44 +14610,69 @@ class IndexAddBackward0(Node):
             source_dim=self.source_dim,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = self.index_
-        if (
-            type(saved_index) is Tensor and saved_index._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_index = (
-                saved_index._data.item()
-                if saved_index._is_wrapped_number
-                else saved_index._data
-            )
-        elif saved_index is not None:
-            saved_index = saved_array(saved_index, self)
-        saved_source = self.source_
-        if (
-            type(saved_source) is Tensor and saved_source._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_source = (
-                saved_source._data.item()
-                if saved_source._is_wrapped_number
-                else saved_source._data
-            )
-        elif saved_source is not None:
-            saved_source = saved_array(saved_source, self)
-        if saved_index is NOT_PLAIN or saved_source is NOT_PLAIN:
-            return None
-        return index_add_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.dim,
-            saved_index,
-            saved_source,
-            self.source_dim,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_index = self.index_
+            if (
+                type(saved_index) is Tensor and saved_index._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_index = (
+                    saved_index._data.item()
+                    if saved_index._is_wrapped_number
+                    else saved_index._data
+                )
+            elif saved_index is not None:
+                saved_index = saved_array(saved_index, self)
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_source = self.source_
+            if (
+                type(saved_source) is Tensor and saved_source._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_source = (
+                    saved_source._data.item()
+                    if saved_source._is_wrapped_number
+                    else saved_source._data
+                )
+            elif saved_source is not None:
+                saved_source = saved_array(saved_source, self)
+                if saved_source is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_index, saved_source = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        if needs_input_grad[1]:  # source
+            grad_inputs[1] = (
+                arrays.maybe_multiply(
+                    (
+                        arrays.expand_as(
+                            arrays.index_select(grad, self.dim, saved_index),
+                            saved_source,
+                        )
+                        if self.source_dim > 0
+                        else arrays.index_select(
+                            grad, self.dim, arrays.squeeze(saved_index, 0)
+                        )
+                    ),
+                    self.alpha,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.index_ is not None:
@@ -16340,38 +14729,6 @@ def index_add_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def index_add_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    dim: int,
-    index: np.ndarray | None,
-    source: np.ndarray | None,
-    source_dim: int,
-) -> list[Any]:
-    """The formulas of IndexAddBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-    if needs_input_grad[1]:  # source
-        grad_inputs[1] = (
-            arrays.maybe_multiply(
-                (
-                    arrays.expand_as(arrays.index_select(grad, dim, index), source)
-                    if source_dim > 0
-                    else arrays.index_select(grad, dim, arrays.squeeze(index, 0))
-                ),
-                alpha,
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -16469,12 +14826,7 @@ class ScatterBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
             return tensors_of(
-                scatter_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    array_of(saved_index),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_index),)),
                 grads,
             )
         return scatter_backward0_apply(
@@ -16484,30 +14836,46 @@ class ScatterBackward0(Node):
             index=saved_index,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = self.index_
-        if (
-            type(saved_index) is Tensor and saved_index._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_index = (
-                saved_index._data.item()
-                if saved_index._is_wrapped_number
-                else saved_index._data
-            )
-        elif saved_index is not None:
-            saved_index = saved_array(saved_index, self)
-        if saved_index is NOT_PLAIN:
-            return None
-        return scatter_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            saved_index,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_index = self.index_
+            if (
+                type(saved_index) is Tensor and saved_index._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_index = (
+                    saved_index._data.item()
+                    if saved_index._is_wrapped_number
+                    else saved_index._data
+                )
+            elif saved_index is not None:
+                saved_index = saved_array(saved_index, self)
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_index,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.scatter(grad, self.dim, saved_index, 0)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # src
+            grad_inputs[1] = (
+                arrays.gather(grad, self.dim, saved_index) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.index_ is not None:
@@ -16539,26 +14907,6 @@ def scatter_backward0_apply(
     return grad_inputs
 
 
-def scatter_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    index: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ScatterBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # src
-        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class ScatterBackward1(Node):
     """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
 
@@ -16580,12 +14928,7 @@ class ScatterBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
             return tensors_of(
-                scatter_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    array_of(saved_index),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_index),)),
                 grads,
             )
         return scatter_backward1_apply(
@@ -16595,30 +14938,42 @@ class ScatterBackward1(Node):
             index=saved_index,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = self.index_
-        if (
-            type(saved_index) is Tensor and saved_index._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_index = (
-                saved_index._data.item()
-                if saved_index._is_wrapped_number
-                else saved_index._data
-            )
-        elif saved_index is not None:
-            saved_index = saved_array(saved_index, self)
-        if saved_index is NOT_PLAIN:
-            return None
-        return scatter_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            saved_index,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_index = self.index_
+            if (
+                type(saved_index) is Tensor and saved_index._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_index = (
+                    saved_index._data.item()
+                    if saved_index._is_wrapped_number
+                    else saved_index._data
+                )
+            elif saved_index is not None:
+                saved_index = saved_array(saved_index, self)
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_index,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.scatter(grad, self.dim, saved_index, 0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.index_ is not None:
@@ -16648,24 +15003,6 @@ def scatter_backward1_apply(
     return grad_inputs
 
 
-def scatter_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    index: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ScatterBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.scatter(grad, dim, index, 0) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ScatterAddBackward0(Node):
     """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
 
@@ -16688,12 +15025,7 @@ class ScatterAddBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_index,)):
             return tensors_of(
-                scatter_add_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    array_of(saved_index),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_index),)),
                 grads,
             )
         return scatter_add_backward0_apply(
@@ -16703,30 +15035,42 @@ class ScatterAddBackward0(Node):
             index=saved_index,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_index = self.index_
-        if (
-            type(saved_index) is Tensor and saved_index._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_index = (
-                saved_index._data.item()
-                if saved_index._is_wrapped_number
-                else saved_index._data
-            )
-        elif saved_index is not None:
-            saved_index = saved_array(saved_index, self)
-        if saved_index is NOT_PLAIN:
-            return None
-        return scatter_add_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            saved_index,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_index = self.index_
+            if (
+                type(saved_index) is Tensor and saved_index._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_index = (
+                    saved_index._data.item()
+                    if saved_index._is_wrapped_number
+                    else saved_index._data
+                )
+            elif saved_index is not None:
+                saved_index = saved_array(saved_index, self)
+                if saved_index is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_index,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = grad if any_grad_defined else None
+        if needs_input_grad[1]:  # src
+            grad_inputs[1] = (
+                arrays.gather(grad, self.dim, saved_index) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.index_ is not None:
@@ -16758,24 +15102,6 @@ def scatter_add_backward0_apply(
     return grad_inputs
 
 
-def scatter_add_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    index: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ScatterAddBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-    if needs_input_grad[1]:  # src
-        grad_inputs[1] = arrays.gather(grad, dim, index) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class MaskedFillBackward0(Node):
     """Backward of ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``.
 
@@ -16794,11 +15120,7 @@ class MaskedFillBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mask,)):
             return tensors_of(
-                masked_fill_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_mask),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_mask),)),
                 grads,
             )
         return masked_fill_backward0_apply(
@@ -16807,29 +15129,40 @@ class MaskedFillBackward0(Node):
             mask=saved_mask,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = self.mask_
-        if (
-            type(saved_mask) is Tensor and saved_mask._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mask = (
-                saved_mask._data.item()
-                if saved_mask._is_wrapped_number
-                else saved_mask._data
-            )
-        elif saved_mask is not None:
-            saved_mask = saved_array(saved_mask, self)
-        if saved_mask is NOT_PLAIN:
-            return None
-        return masked_fill_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_mask,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_mask = self.mask_
+            if (
+                type(saved_mask) is Tensor and saved_mask._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mask = (
+                    saved_mask._data.item()
+                    if saved_mask._is_wrapped_number
+                    else saved_mask._data
+                )
+            elif saved_mask is not None:
+                saved_mask = saved_array(saved_mask, self)
+                if saved_mask is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_mask,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.masked_fill(grad, saved_mask, 0) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
@@ -16854,21 +15187,6 @@ def masked_fill_backward0_apply(
     return grad_inputs
 
 
-def masked_fill_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    mask: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaskedFillBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class MaskedFillBackward1(Node):
     """Backward of ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``.
 
@@ -16888,11 +15206,7 @@ class MaskedFillBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mask,)):
             return tensors_of(
-                masked_fill_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_mask),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_mask),)),
                 grads,
             )
         return masked_fill_backward1_apply(
@@ -16901,29 +15215,46 @@ class MaskedFillBackward1(Node):
             mask=saved_mask,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mask = self.mask_
-        if (
-            type(saved_mask) is Tensor and saved_mask._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mask = (
-                saved_mask._data.item()
-                if saved_mask._is_wrapped_number
-                else saved_mask._data
-            )
-        elif saved_mask is not None:
-            saved_mask = saved_array(saved_mask, self)
-        if saved_mask is NOT_PLAIN:
-            return None
-        return masked_fill_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_mask,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_mask = self.mask_
+            if (
+                type(saved_mask) is Tensor and saved_mask._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mask = (
+                    saved_mask._data.item()
+                    if saved_mask._is_wrapped_number
+                    else saved_mask._data
+                )
+            elif saved_mask is not None:
+                saved_mask = saved_array(saved_mask, self)
+                if saved_mask is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_mask,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.masked_fill(grad, saved_mask, 0) if any_grad_defined else None
+            )
+        if needs_input_grad[1]:  # value
+            grad_inputs[1] = (
+                arrays.masked_fill_backward(grad, saved_mask)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.mask_ is not None:
@@ -16947,25 +15278,6 @@ def masked_fill_backward1_apply(
         grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
     if needs_input_grad[1]:  # value
         grad_inputs[1] = masked_fill_backward(grad, mask) if any_grad_defined else None
-    return grad_inputs
-
-
-def masked_fill_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    mask: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaskedFillBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.masked_fill(grad, mask, 0) if any_grad_defined else None
-    if needs_input_grad[1]:  # value
-        grad_inputs[1] = (
-            arrays.masked_fill_backward(grad, mask) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -18162,15 +16474,8 @@ class MmBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
             return tensors_of(
-                mm_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_mat2),
-                    self.mat2_sym_sizes,
-                    self.mat2_sym_strides,
-                    array_of(saved_self),
-                    self.self_sym_sizes,
-                    self.self_sym_strides,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_mat2), array_of(saved_self))
                 ),
                 grads,
             )
@@ -18185,45 +16490,75 @@ class MmBackward0(Node):
             self_sym_strides=self.self_sym_strides,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = self.mat2_
-        if (
-            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mat2 = (
-                saved_mat2._data.item()
-                if saved_mat2._is_wrapped_number
-                else saved_mat2._data
-            )
-        elif saved_mat2 is not None:
-            saved_mat2 = saved_array(saved_mat2, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return mm_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_mat2,
-            self.mat2_sym_sizes,
-            self.mat2_sym_strides,
-            saved_self,
-            self.self_sym_sizes,
-            self.self_sym_strides,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_mat2 = self.mat2_
+            if (
+                type(saved_mat2) is Tensor and saved_mat2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mat2 = (
+                    saved_mat2._data.item()
+                    if saved_mat2._is_wrapped_number
+                    else saved_mat2._data
+                )
+            elif saved_mat2 is not None:
+                saved_mat2 = saved_array(saved_mat2, self)
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_mat2, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # mat2
+            grad_inputs[1] = (
+                arrays.mm_mat2_backward(
+                    grad,
+                    saved_self,
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                    "strided",
+                    1,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mm_mat1_backward(
+                    grad,
+                    saved_mat2,
+                    self.self_sym_sizes,
+                    self.self_sym_strides,
+                    "strided",
+                    1,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
@@ -18285,40 +16620,6 @@ def mm_backward0_apply(
     return grad_inputs
 
 
-def mm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    mat2: np.ndarray | None,
-    mat2_sym_sizes: tuple[int, ...],
-    mat2_sym_strides: tuple[int, ...],
-    self: np.ndarray | None,
-    self_sym_sizes: tuple[int, ...],
-    self_sym_strides: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of MmBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # mat2
-        grad_inputs[1] = (
-            arrays.mm_mat2_backward(
-                grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mm_mat1_backward(
-                grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class BmmBackward0(Node):
     """Backward of ``bmm(Tensor self, Tensor mat2) -> Tensor``.
 
@@ -18343,11 +16644,8 @@ class BmmBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat2, saved_self)):
             return tensors_of(
-                bmm_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_mat2),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_mat2), array_of(saved_self))
                 ),
                 grads,
             )
@@ -18358,41 +16656,61 @@ class BmmBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat2 = self.mat2_
-        if (
-            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mat2 = (
-                saved_mat2._data.item()
-                if saved_mat2._is_wrapped_number
-                else saved_mat2._data
-            )
-        elif saved_mat2 is not None:
-            saved_mat2 = saved_array(saved_mat2, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_mat2 is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return bmm_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_mat2,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_mat2 = self.mat2_
+            if (
+                type(saved_mat2) is Tensor and saved_mat2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mat2 = (
+                    saved_mat2._data.item()
+                    if saved_mat2._is_wrapped_number
+                    else saved_mat2._data
+                )
+            elif saved_mat2 is not None:
+                saved_mat2 = saved_array(saved_mat2, self)
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_mat2, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # mat2
+            grad_inputs[1] = (
+                arrays.bmm(arrays.conj(arrays.transpose(saved_self, 1, 2)), grad)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.bmm(grad, arrays.conj(arrays.transpose(saved_mat2, 1, 2)))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.mat2_ is not None:
@@ -18430,32 +16748,6 @@ def bmm_backward0_apply(
     return grad_inputs
 
 
-def bmm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    mat2: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of BmmBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # mat2
-        grad_inputs[1] = (
-            arrays.bmm(arrays.conj(arrays.transpose(self, 1, 2)), grad)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.bmm(grad, arrays.conj(arrays.transpose(mat2, 1, 2)))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class DotBackward0(Node):
     """Backward of ``dot(Tensor self, Tensor tensor) -> Tensor``.
 
@@ -18480,11 +16772,8 @@ class DotBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_tensor)):
             return tensors_of(
-                dot_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_tensor),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_tensor))
                 ),
                 grads,
             )
@@ -18495,41 +16784,59 @@ class DotBackward0(Node):
             tensor=saved_tensor,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_tensor = self.tensor_
-        if (
-            type(saved_tensor) is Tensor and saved_tensor._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_tensor = (
-                saved_tensor._data.item()
-                if saved_tensor._is_wrapped_number
-                else saved_tensor._data
-            )
-        elif saved_tensor is not None:
-            saved_tensor = saved_array(saved_tensor, self)
-        if saved_self is NOT_PLAIN or saved_tensor is NOT_PLAIN:
-            return None
-        return dot_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_tensor,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_tensor = self.tensor_
+            if (
+                type(saved_tensor) is Tensor and saved_tensor._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_tensor = (
+                    saved_tensor._data.item()
+                    if saved_tensor._is_wrapped_number
+                    else saved_tensor._data
+                )
+            elif saved_tensor is not None:
+                saved_tensor = saved_array(saved_tensor, self)
+                if saved_tensor is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_tensor = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.conj(saved_tensor))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # tensor
+            grad_inputs[1] = (
+                arrays.mul(grad, arrays.conj(saved_self)) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -18563,28 +16870,6 @@ def dot_backward0_apply(
     return grad_inputs
 
 
-def dot_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    tensor: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of DotBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.conj(tensor)) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # tensor
-        grad_inputs[1] = (
-            arrays.mul(grad, arrays.conj(self)) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class VdotBackward0(Node):
     """Backward of ``vdot(Tensor self, Tensor other) -> Tensor``.
 
@@ -18609,11 +16894,8 @@ class VdotBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other, saved_self)):
             return tensors_of(
-                vdot_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    array_of(saved_self),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_other), array_of(saved_self))
                 ),
                 grads,
             )
@@ -18624,41 +16906,55 @@ class VdotBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_other is NOT_PLAIN or saved_self is NOT_PLAIN:
-            return None
-        return vdot_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_other, saved_self = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # other
+            grad_inputs[1] = arrays.mul(grad, saved_self) if any_grad_defined else None
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(arrays.conj(grad), saved_other) if any_grad_defined else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -18689,26 +16985,6 @@ def vdot_backward0_apply(
         grad_inputs[1] = grad * self if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.conj() * other if any_grad_defined else None
-    return grad_inputs
-
-
-def vdot_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of VdotBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = arrays.mul(grad, self) if any_grad_defined else None
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(arrays.conj(grad), other) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -18800,17 +17076,8 @@ class AddmmBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_mat1, saved_mat2)):
             return tensors_of(
-                addmm_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.beta,
-                    array_of(saved_mat1),
-                    self.mat1_sym_sizes,
-                    self.mat1_sym_strides,
-                    array_of(saved_mat2),
-                    self.mat2_sym_sizes,
-                    self.mat2_sym_strides,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_mat1), array_of(saved_mat2))
                 ),
                 grads,
             )
@@ -18827,51 +17094,81 @@ class AddmmBackward0(Node):
             mat2_sym_strides=self.mat2_sym_strides,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_mat1 = self.mat1_
-        if (
-            type(saved_mat1) is Tensor and saved_mat1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mat1 = (
-                saved_mat1._data.item()
-                if saved_mat1._is_wrapped_number
-                else saved_mat1._data
-            )
-        elif saved_mat1 is not None:
-            saved_mat1 = saved_array(saved_mat1, self)
-        saved_mat2 = self.mat2_
-        if (
-            type(saved_mat2) is Tensor and saved_mat2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_mat2 = (
-                saved_mat2._data.item()
-                if saved_mat2._is_wrapped_number
-                else saved_mat2._data
-            )
-        elif saved_mat2 is not None:
-            saved_mat2 = saved_array(saved_mat2, self)
-        if saved_mat1 is NOT_PLAIN or saved_mat2 is NOT_PLAIN:
-            return None
-        return addmm_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_mat1 = self.mat1_
+            if (
+                type(saved_mat1) is Tensor and saved_mat1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mat1 = (
+                    saved_mat1._data.item()
+                    if saved_mat1._is_wrapped_number
+                    else saved_mat1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.beta,
-            saved_mat1,
-            self.mat1_sym_sizes,
-            self.mat1_sym_strides,
-            saved_mat2,
-            self.mat2_sym_sizes,
-            self.mat2_sym_strides,
+            elif saved_mat1 is not None:
+                saved_mat1 = saved_array(saved_mat1, self)
+                if saved_mat1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_mat2 = self.mat2_
+            if (
+                type(saved_mat2) is Tensor and saved_mat2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_mat2 = (
+                    saved_mat2._data.item()
+                    if saved_mat2._is_wrapped_number
+                    else saved_mat2._data
+                )
+            elif saved_mat2 is not None:
+                saved_mat2 = saved_array(saved_mat2, self)
+                if saved_mat2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_mat1, saved_mat2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # mat1
+            grad_inputs[1] = (
+                arrays.mm_mat1_backward(
+                    grad,
+                    saved_mat2,
+                    self.mat1_sym_sizes,
+                    self.mat1_sym_strides,
+                    "strided",
+                    self.alpha,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # mat2
+            grad_inputs[2] = (
+                arrays.mm_mat2_backward(
+                    grad,
+                    saved_mat1,
+                    self.mat2_sym_sizes,
+                    self.mat2_sym_strides,
+                    "strided",
+                    self.alpha,
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.mat1_ is not None:
@@ -18948,48 +17245,6 @@ def addmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def addmm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    beta: Number,
-    mat1: np.ndarray | None,
-    mat1_sym_sizes: tuple[int, ...],
-    mat1_sym_strides: tuple[int, ...],
-    mat2: np.ndarray | None,
-    mat2_sym_sizes: tuple[int, ...],
-    mat2_sym_strides: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of AddmmBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # mat1
-        grad_inputs[1] = (
-            arrays.mm_mat1_backward(
-                grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # mat2
-        grad_inputs[2] = (
-            arrays.mm_mat2_backward(
-                grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -19223,14 +17478,7 @@ class TrilBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                tril_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.diagonal,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return tril_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -19238,15 +17486,20 @@ class TrilBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return tril_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.diagonal,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.tril(grad, self.diagonal) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_diagonal(self) -> int:
@@ -19265,21 +17518,6 @@ def tril_backward0_apply(
     return grad_inputs
 
 
-def tril_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    diagonal: int,
-) -> list[Any]:
-    """The formulas of TrilBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.tril(grad, diagonal) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class TriuBackward0(Node):
     """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
 
@@ -19292,14 +17530,7 @@ class TriuBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                triu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.diagonal,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return triu_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -19307,15 +17538,20 @@ class TriuBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return triu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.diagonal,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.triu(grad, self.diagonal) if any_grad_defined else None
+            )
+        return grad_inputs
 
     @property
     def _saved_diagonal(self) -> int:
@@ -19331,21 +17567,6 @@ def triu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
-    return grad_inputs
-
-
-def triu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    diagonal: int,
-) -> list[Any]:
-    """The formulas of TriuBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = arrays.triu(grad, diagonal) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -21015,13 +19236,8 @@ class AddrBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_vec1, saved_vec2)):
             return tensors_of(
-                addr_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.beta,
-                    array_of(saved_vec1),
-                    array_of(saved_vec2),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_vec1), array_of(saved_vec2))
                 ),
                 grads,
             )
@@ -21034,47 +19250,73 @@ class AddrBackward0(Node):
             vec2=saved_vec2,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_vec1 = self.vec1_
-        if (
-            type(saved_vec1) is Tensor and saved_vec1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_vec1 = (
-                saved_vec1._data.item()
-                if saved_vec1._is_wrapped_number
-                else saved_vec1._data
-            )
-        elif saved_vec1 is not None:
-            saved_vec1 = saved_array(saved_vec1, self)
-        saved_vec2 = self.vec2_
-        if (
-            type(saved_vec2) is Tensor and saved_vec2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_vec2 = (
-                saved_vec2._data.item()
-                if saved_vec2._is_wrapped_number
-                else saved_vec2._data
-            )
-        elif saved_vec2 is not None:
-            saved_vec2 = saved_array(saved_vec2, self)
-        if saved_vec1 is NOT_PLAIN or saved_vec2 is NOT_PLAIN:
-            return None
-        return addr_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_vec1 = self.vec1_
+            if (
+                type(saved_vec1) is Tensor and saved_vec1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_vec1 = (
+                    saved_vec1._data.item()
+                    if saved_vec1._is_wrapped_number
+                    else saved_vec1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.beta,
-            saved_vec1,
-            saved_vec2,
+            elif saved_vec1 is not None:
+                saved_vec1 = saved_array(saved_vec1, self)
+                if saved_vec1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_vec2 = self.vec2_
+            if (
+                type(saved_vec2) is Tensor and saved_vec2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_vec2 = (
+                    saved_vec2._data.item()
+                    if saved_vec2._is_wrapped_number
+                    else saved_vec2._data
+                )
+            elif saved_vec2 is not None:
+                saved_vec2 = saved_array(saved_vec2, self)
+                if saved_vec2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_vec1, saved_vec2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # vec1
+            grad_inputs[1] = (
+                arrays.maybe_multiply(
+                    arrays.mv(grad, arrays.conj(saved_vec2)),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # vec2
+            grad_inputs[2] = (
+                arrays.maybe_multiply(
+                    arrays.mv(arrays.t(grad), arrays.conj(saved_vec1)),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.vec1_ is not None:
@@ -21130,44 +19372,6 @@ def addr_backward0_apply(
     return grad_inputs
 
 
-def addr_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    beta: Number,
-    vec1: np.ndarray | None,
-    vec2: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AddrBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # vec1
-        grad_inputs[1] = (
-            arrays.maybe_multiply(
-                arrays.mv(grad, arrays.conj(vec2)), arrays.scalar_conj(alpha)
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # vec2
-        grad_inputs[2] = (
-            arrays.maybe_multiply(
-                arrays.mv(arrays.t(grad), arrays.conj(vec1)), arrays.scalar_conj(alpha)
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AddbmmBackward0(Node):
     """Backward of ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
@@ -21197,15 +19401,8 @@ class AddbmmBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
             return tensors_of(
-                addbmm_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    array_of(saved_batch1),
-                    self.batch1_sym_sizes,
-                    array_of(saved_batch2),
-                    self.batch2_sym_sizes,
-                    self.beta,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_batch1), array_of(saved_batch2))
                 ),
                 grads,
             )
@@ -21220,49 +19417,93 @@ class AddbmmBackward0(Node):
             beta=self.beta,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = self.batch1_
-        if (
-            type(saved_batch1) is Tensor and saved_batch1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_batch1 = (
-                saved_batch1._data.item()
-                if saved_batch1._is_wrapped_number
-                else saved_batch1._data
-            )
-        elif saved_batch1 is not None:
-            saved_batch1 = saved_array(saved_batch1, self)
-        saved_batch2 = self.batch2_
-        if (
-            type(saved_batch2) is Tensor and saved_batch2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_batch2 = (
-                saved_batch2._data.item()
-                if saved_batch2._is_wrapped_number
-                else saved_batch2._data
-            )
-        elif saved_batch2 is not None:
-            saved_batch2 = saved_array(saved_batch2, self)
-        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
-            return None
-        return addbmm_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_batch1 = self.batch1_
+            if (
+                type(saved_batch1) is Tensor and saved_batch1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_batch1 = (
+                    saved_batch1._data.item()
+                    if saved_batch1._is_wrapped_number
+                    else saved_batch1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            saved_batch1,
-            self.batch1_sym_sizes,
-            saved_batch2,
-            self.batch2_sym_sizes,
-            self.beta,
+            elif saved_batch1 is not None:
+                saved_batch1 = saved_array(saved_batch1, self)
+                if saved_batch1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_batch2 = self.batch2_
+            if (
+                type(saved_batch2) is Tensor and saved_batch2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_batch2 = (
+                    saved_batch2._data.item()
+                    if saved_batch2._is_wrapped_number
+                    else saved_batch2._data
+                )
+            elif saved_batch2 is not None:
+                saved_batch2 = saved_array(saved_batch2, self)
+                if saved_batch2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_batch1, saved_batch2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # batch1
+            grad_inputs[1] = (
+                arrays.maybe_multiply(
+                    arrays.bmm(
+                        arrays.expand(
+                            arrays.unsqueeze(grad, 0),
+                            [
+                                self.batch1_sym_sizes[0],
+                                self.batch1_sym_sizes[1],
+                                self.batch2_sym_sizes[2],
+                            ],
+                        ),
+                        arrays.conj(arrays.transpose(saved_batch2, 1, 2)),
+                    ),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # batch2
+            grad_inputs[2] = (
+                arrays.maybe_multiply(
+                    arrays.bmm(
+                        arrays.conj(arrays.transpose(saved_batch1, 1, 2)),
+                        arrays.expand(
+                            arrays.unsqueeze(grad, 0),
+                            [
+                                self.batch1_sym_sizes[0],
+                                self.batch1_sym_sizes[1],
+                                self.batch2_sym_sizes[2],
+                            ],
+                        ),
+                    ),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
@@ -21342,60 +19583,6 @@ def addbmm_backward0_apply(
     return grad_inputs
 
 
-def addbmm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    batch1: np.ndarray | None,
-    batch1_sym_sizes: tuple[int, ...],
-    batch2: np.ndarray | None,
-    batch2_sym_sizes: tuple[int, ...],
-    beta: Number,
-) -> list[Any]:
-    """The formulas of AddbmmBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # batch1
-        grad_inputs[1] = (
-            arrays.maybe_multiply(
-                arrays.bmm(
-                    arrays.expand(
-                        arrays.unsqueeze(grad, 0),
-                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
-                    ),
-                    arrays.conj(arrays.transpose(batch2, 1, 2)),
-                ),
-                arrays.scalar_conj(alpha),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # batch2
-        grad_inputs[2] = (
-            arrays.maybe_multiply(
-                arrays.bmm(
-                    arrays.conj(arrays.transpose(batch1, 1, 2)),
-                    arrays.expand(
-                        arrays.unsqueeze(grad, 0),
-                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]],
-                    ),
-                ),
-                arrays.scalar_conj(alpha),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class BaddbmmBackward0(Node):
     """Backward of ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
@@ -21423,13 +19610,8 @@ class BaddbmmBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_batch1, saved_batch2)):
             return tensors_of(
-                baddbmm_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    array_of(saved_batch1),
-                    array_of(saved_batch2),
-                    self.beta,
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_batch1), array_of(saved_batch2))
                 ),
                 grads,
             )
@@ -21442,47 +19624,73 @@ class BaddbmmBackward0(Node):
             beta=self.beta,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_batch1 = self.batch1_
-        if (
-            type(saved_batch1) is Tensor and saved_batch1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_batch1 = (
-                saved_batch1._data.item()
-                if saved_batch1._is_wrapped_number
-                else saved_batch1._data
-            )
-        elif saved_batch1 is not None:
-            saved_batch1 = saved_array(saved_batch1, self)
-        saved_batch2 = self.batch2_
-        if (
-            type(saved_batch2) is Tensor and saved_batch2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_batch2 = (
-                saved_batch2._data.item()
-                if saved_batch2._is_wrapped_number
-                else saved_batch2._data
-            )
-        elif saved_batch2 is not None:
-            saved_batch2 = saved_array(saved_batch2, self)
-        if saved_batch1 is NOT_PLAIN or saved_batch2 is NOT_PLAIN:
-            return None
-        return baddbmm_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_batch1 = self.batch1_
+            if (
+                type(saved_batch1) is Tensor and saved_batch1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_batch1 = (
+                    saved_batch1._data.item()
+                    if saved_batch1._is_wrapped_number
+                    else saved_batch1._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            saved_batch1,
-            saved_batch2,
-            self.beta,
+            elif saved_batch1 is not None:
+                saved_batch1 = saved_array(saved_batch1, self)
+                if saved_batch1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_batch2 = self.batch2_
+            if (
+                type(saved_batch2) is Tensor and saved_batch2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_batch2 = (
+                    saved_batch2._data.item()
+                    if saved_batch2._is_wrapped_number
+                    else saved_batch2._data
+                )
+            elif saved_batch2 is not None:
+                saved_batch2 = saved_array(saved_batch2, self)
+                if saved_batch2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_batch1, saved_batch2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[1]:  # batch1
+            grad_inputs[1] = (
+                arrays.maybe_multiply(
+                    arrays.bmm(grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2))),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[2]:  # batch2
+            grad_inputs[2] = (
+                arrays.maybe_multiply(
+                    arrays.bmm(arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad),
+                    arrays.scalar_conj(self.alpha),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.batch1_ is not None:
@@ -21535,46 +19743,6 @@ def baddbmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def baddbmm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    batch1: np.ndarray | None,
-    batch2: np.ndarray | None,
-    beta: Number,
-) -> list[Any]:
-    """The formulas of BaddbmmBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[1]:  # batch1
-        grad_inputs[1] = (
-            arrays.maybe_multiply(
-                arrays.bmm(grad, arrays.conj(arrays.transpose(batch2, 1, 2))),
-                arrays.scalar_conj(alpha),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # batch2
-        grad_inputs[2] = (
-            arrays.maybe_multiply(
-                arrays.bmm(arrays.conj(arrays.transpose(batch1, 1, 2)), grad),
-                arrays.scalar_conj(alpha),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.maybe_multiply(grad, arrays.scalar_conj(beta))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -22348,11 +20516,7 @@ class ReluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                relu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return relu_backward0_apply(
@@ -22361,29 +20525,42 @@ class ReluBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return relu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.threshold_backward(grad, saved_result, 0)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -22410,23 +20587,6 @@ def relu_backward0_apply(
     return grad_inputs
 
 
-def relu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.threshold_backward(grad, result, 0) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class GeluBackward0(Node):
     """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
 
@@ -22448,12 +20608,7 @@ class GeluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                gelu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.approximate,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return gelu_backward0_apply(
@@ -22463,30 +20618,42 @@ class GeluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return gelu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.approximate,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.gelu_backward(grad, saved_self, approximate=self.approximate)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -22520,26 +20687,6 @@ def gelu_backward0_apply(
     return grad_inputs
 
 
-def gelu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    approximate: str,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of GeluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.gelu_backward(grad, self, approximate=approximate)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SiluBackward0(Node):
     """Backward of ``silu(Tensor self) -> Tensor``.
 
@@ -22558,11 +20705,7 @@ class SiluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                silu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return silu_backward0_apply(
@@ -22571,29 +20714,46 @@ class SiluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return silu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                (
+                    arrays.infinitely_differentiable_silu_backward(grad, saved_self)
+                    if is_grad_enabled()
+                    else arrays.silu_backward(grad, saved_self)
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -22626,29 +20786,6 @@ def silu_backward0_apply(
     return grad_inputs
 
 
-def silu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SiluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            (
-                arrays.infinitely_differentiable_silu_backward(grad, self)
-                if is_grad_enabled()
-                else arrays.silu_backward(grad, self)
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class ThresholdBackwardBackward0(Node):
     """Backward of ``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``.
 
@@ -22671,12 +20808,7 @@ class ThresholdBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                threshold_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    self.threshold,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return threshold_backward_backward0_apply(
@@ -22686,30 +20818,44 @@ class ThresholdBackwardBackward0(Node):
             threshold=self.threshold,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return threshold_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            self.threshold,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.threshold_backward(grad, saved_self, self.threshold)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -22740,28 +20886,6 @@ def threshold_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def threshold_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    threshold: Number,
-) -> list[Any]:
-    """The formulas of ThresholdBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.threshold_backward(grad, self, threshold)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -22859,13 +20983,7 @@ class SoftmaxBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                softmax_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_scalar_type,
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return softmax_backward0_apply(
@@ -22876,31 +20994,44 @@ class SoftmaxBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return softmax_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_scalar_type,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays._softmax_backward_data(
+                    grad, saved_result, self.dim, self.self_scalar_type
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -22932,27 +21063,6 @@ def softmax_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def softmax_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_scalar_type: dtype,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SoftmaxBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays._softmax_backward_data(grad, result, dim, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -23064,13 +21174,7 @@ class LogSoftmaxBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_result,)):
             return tensors_of(
-                log_softmax_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    self.self_scalar_type,
-                    array_of(saved_result),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_result),)),
                 grads,
             )
         return log_softmax_backward0_apply(
@@ -23081,31 +21185,44 @@ class LogSoftmaxBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_result is NOT_PLAIN:
-            return None
-        return log_softmax_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            self.self_scalar_type,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_result,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays._log_softmax_backward_data(
+                    grad, saved_result, self.dim, self.self_scalar_type
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.result_ is not None:
@@ -23140,27 +21257,6 @@ def log_softmax_backward0_apply(
     return grad_inputs
 
 
-def log_softmax_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_scalar_type: dtype,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LogSoftmaxBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays._log_softmax_backward_data(grad, result, dim, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class LogSoftmaxBackwardDataBackward0(Node):
     """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
 
@@ -23187,13 +21283,9 @@ class LogSoftmaxBackwardDataBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_grad_output, saved_output)):
             return tensors_of(
-                log_softmax_backward_data_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    array_of(saved_grad_output),
-                    array_of(saved_output),
-                    self.output_scalar_type,
+                    (array_of(saved_grad_output), array_of(saved_output)),
                 ),
                 grads,
             )
@@ -23206,44 +21298,81 @@ class LogSoftmaxBackwardDataBackward0(Node):
             output_scalar_type=self.output_scalar_type,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_grad_output = self.grad_output_
-        if (
-            type(saved_grad_output) is Tensor
-            and saved_grad_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_grad_output = (
-                saved_grad_output._data.item()
-                if saved_grad_output._is_wrapped_number
-                else saved_grad_output._data
-            )
-        elif saved_grad_output is not None:
-            saved_grad_output = saved_array(saved_grad_output, self)
-        saved_output = self.output_
-        if (
-            type(saved_output) is Tensor and saved_output._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_output = (
-                saved_output._data.item()
-                if saved_output._is_wrapped_number
-                else saved_output._data
-            )
-        elif saved_output is not None:
-            saved_output = saved_array(saved_output, self)
-        if saved_grad_output is NOT_PLAIN or saved_output is NOT_PLAIN:
-            return None
-        return log_softmax_backward_data_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            saved_grad_output,
-            saved_output,
-            self.output_scalar_type,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_grad_output = self.grad_output_
+            if (
+                type(saved_grad_output) is Tensor
+                and saved_grad_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_grad_output = (
+                    saved_grad_output._data.item()
+                    if saved_grad_output._is_wrapped_number
+                    else saved_grad_output._data
+                )
+            elif saved_grad_output is not None:
+                saved_grad_output = saved_array(saved_grad_output, self)
+                if saved_grad_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_output = self.output_
+            if (
+                type(saved_output) is Tensor and saved_output._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_output = (
+                    saved_output._data.item()
+                    if saved_output._is_wrapped_number
+                    else saved_output._data
+                )
+            elif saved_output is not None:
+                saved_output = saved_array(saved_output, self)
+                if saved_output is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_grad_output, saved_output = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.sub(
+                    arrays.to(grad, self.output_scalar_type),
+                    arrays.sum(
+                        arrays.mul(
+                            arrays.to(grad, self.output_scalar_type),
+                            arrays.exp(saved_output),
+                        ),
+                        self.dim,
+                        True,
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # output
+            grad_inputs[1] = (
+                arrays.to(
+                    arrays.mul(
+                        arrays.mul(
+                            arrays.neg(arrays.sum(saved_grad_output, self.dim, True)),
+                            arrays.exp(saved_output),
+                        ),
+                        arrays.to(grad, self.output_scalar_type),
+                    ),
+                    self.output_scalar_type,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
@@ -23294,50 +21423,6 @@ def log_softmax_backward_data_backward0_apply(
     return grad_inputs
 
 
-def log_softmax_backward_data_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    grad_output: np.ndarray | None,
-    output: np.ndarray | None,
-    output_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of LogSoftmaxBackwardDataBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.sub(
-                arrays.to(grad, output_scalar_type),
-                arrays.sum(
-                    arrays.mul(arrays.to(grad, output_scalar_type), arrays.exp(output)),
-                    dim,
-                    True,
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # output
-        grad_inputs[1] = (
-            arrays.to(
-                arrays.mul(
-                    arrays.mul(
-                        arrays.neg(arrays.sum(grad_output, dim, True)),
-                        arrays.exp(output),
-                    ),
-                    arrays.to(grad, output_scalar_type),
-                ),
-                output_scalar_type,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class LeakyReluBackward0(Node):
     """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``.
 
@@ -23359,12 +21444,7 @@ class LeakyReluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                leaky_relu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.negative_slope,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return leaky_relu_backward0_apply(
@@ -23374,30 +21454,42 @@ class LeakyReluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return leaky_relu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.negative_slope,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.leaky_relu_backward(grad, saved_self, self.negative_slope, False)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -23431,26 +21523,6 @@ def leaky_relu_backward0_apply(
     return grad_inputs
 
 
-def leaky_relu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    negative_slope: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LeakyReluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.leaky_relu_backward(grad, self, negative_slope, False)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class LeakyReluBackwardBackward0(Node):
     """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
 
@@ -23473,12 +21545,7 @@ class LeakyReluBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                leaky_relu_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.negative_slope,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return leaky_relu_backward_backward0_apply(
@@ -23488,30 +21555,44 @@ class LeakyReluBackwardBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return leaky_relu_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.negative_slope,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.leaky_relu_backward(grad, saved_self, self.negative_slope, False)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -23547,28 +21628,6 @@ def leaky_relu_backward_backward0_apply(
     return grad_inputs
 
 
-def leaky_relu_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    negative_slope: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LeakyReluBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.leaky_relu_backward(grad, self, negative_slope, False)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class EluBackward0(Node):
     """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
 
@@ -23592,14 +21651,7 @@ class EluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                elu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    self.input_scale,
-                    self.scale,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return elu_backward0_apply(
@@ -23611,32 +21663,44 @@ class EluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return elu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            self.input_scale,
-            self.scale,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.elu_backward(
+                    grad, self.alpha, self.scale, self.input_scale, False, saved_self
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -23677,28 +21741,6 @@ def elu_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def elu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    input_scale: Number,
-    scale: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of EluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.elu_backward(grad, alpha, scale, input_scale, False, self)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -23819,13 +21861,7 @@ class SoftplusBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                softplus_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.beta,
-                    array_of(saved_self),
-                    self.threshold,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return softplus_backward0_apply(
@@ -23836,31 +21872,42 @@ class SoftplusBackward0(Node):
             threshold=self.threshold,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return softplus_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.beta,
-            saved_self,
-            self.threshold,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.softplus_backward(grad, saved_self, self.beta, self.threshold)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -23894,27 +21941,6 @@ def softplus_backward0_apply(
         grad_inputs[0] = (
             softplus_backward(grad, self, beta, threshold) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def softplus_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    beta: Number,
-    self: np.ndarray | None,
-    threshold: Number,
-) -> list[Any]:
-    """The formulas of SoftplusBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.softplus_backward(grad, self, beta, threshold)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -24018,11 +22044,8 @@ class LogSigmoidBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_buffer)):
             return tensors_of(
-                log_sigmoid_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_buffer),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_buffer))
                 ),
                 grads,
             )
@@ -24033,41 +22056,55 @@ class LogSigmoidBackward0(Node):
             buffer=saved_buffer,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_buffer = self.buffer_
-        if (
-            type(saved_buffer) is Tensor and saved_buffer._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_buffer = (
-                saved_buffer._data.item()
-                if saved_buffer._is_wrapped_number
-                else saved_buffer._data
-            )
-        elif saved_buffer is not None:
-            saved_buffer = saved_array(saved_buffer, self)
-        if saved_self is NOT_PLAIN or saved_buffer is NOT_PLAIN:
-            return None
-        return log_sigmoid_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_buffer,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_buffer = self.buffer_
+            if (
+                type(saved_buffer) is Tensor and saved_buffer._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_buffer = (
+                    saved_buffer._data.item()
+                    if saved_buffer._is_wrapped_number
+                    else saved_buffer._data
+                )
+            elif saved_buffer is not None:
+                saved_buffer = saved_array(saved_buffer, self)
+                if saved_buffer is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_buffer = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.log_sigmoid_backward(grad, saved_self, saved_buffer)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24098,26 +22135,6 @@ def log_sigmoid_backward0_apply(
         grad_inputs[0] = (
             log_sigmoid_backward(grad, self, buffer) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def log_sigmoid_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    buffer: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LogSigmoidBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.log_sigmoid_backward(grad, self, buffer)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -24216,13 +22233,7 @@ class HardtanhBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardtanh_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.max_val,
-                    self.min_val,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardtanh_backward0_apply(
@@ -24233,31 +22244,42 @@ class HardtanhBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardtanh_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.max_val,
-            self.min_val,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.hardtanh_backward(grad, saved_self, self.min_val, self.max_val)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24296,27 +22318,6 @@ def hardtanh_backward0_apply(
     return grad_inputs
 
 
-def hardtanh_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    max_val: Number,
-    min_val: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardtanhBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.hardtanh_backward(grad, self, min_val, max_val)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class HardtanhBackwardBackward0(Node):
     """Backward of ``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``.
 
@@ -24340,13 +22341,7 @@ class HardtanhBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardtanh_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.max_val,
-                    self.min_val,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardtanh_backward_backward0_apply(
@@ -24357,31 +22352,44 @@ class HardtanhBackwardBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardtanh_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.max_val,
-            self.min_val,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.hardtanh_backward(grad, saved_self, self.min_val, self.max_val)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24419,29 +22427,6 @@ def hardtanh_backward_backward0_apply(
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-def hardtanh_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    max_val: Number,
-    min_val: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardtanhBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.hardtanh_backward(grad, self, min_val, max_val)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
     return grad_inputs
 
 
@@ -24516,12 +22501,7 @@ class CeluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                celu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.alpha,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return celu_backward0_apply(
@@ -24531,30 +22511,44 @@ class CeluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return celu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.alpha,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.elu_backward(
+                    grad, self.alpha, 1, 1.0 / self.alpha, False, saved_self
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24588,26 +22582,6 @@ def celu_backward0_apply(
     return grad_inputs
 
 
-def celu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of CeluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class GluBackward0(Node):
     """Backward of ``glu(Tensor self, int dim=-1) -> Tensor``.
 
@@ -24629,12 +22603,7 @@ class GluBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                glu_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dim,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return glu_backward0_apply(
@@ -24644,30 +22613,42 @@ class GluBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return glu_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dim,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.glu_backward(grad, saved_self, self.dim)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24694,24 +22675,6 @@ def glu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = glu_backward(grad, self, dim) if any_grad_defined else None
-    return grad_inputs
-
-
-def glu_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of GluBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.glu_backward(grad, self, dim) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -24808,12 +22771,7 @@ class HardshrinkBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardshrink_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.lambd,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardshrink_backward0_apply(
@@ -24823,30 +22781,42 @@ class HardshrinkBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardshrink_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.lambd,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.hardshrink_backward(grad, saved_self, self.lambd)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24878,24 +22848,6 @@ def hardshrink_backward0_apply(
     return grad_inputs
 
 
-def hardshrink_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    lambd: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardshrinkBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class HardshrinkBackwardBackward0(Node):
     """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -24918,12 +22870,7 @@ class HardshrinkBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardshrink_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.lambd,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardshrink_backward_backward0_apply(
@@ -24933,30 +22880,44 @@ class HardshrinkBackwardBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardshrink_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.lambd,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_out
+            grad_inputs[0] = (
+                arrays.hardshrink_backward(grad, saved_self, self.lambd)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -24990,26 +22951,6 @@ def hardshrink_backward_backward0_apply(
     return grad_inputs
 
 
-def hardshrink_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    lambd: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardshrinkBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_out
-        grad_inputs[0] = (
-            arrays.hardshrink_backward(grad, self, lambd) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class SoftshrinkBackward0(Node):
     """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
 
@@ -25031,12 +22972,7 @@ class SoftshrinkBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                softshrink_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.lambd,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return softshrink_backward0_apply(
@@ -25046,30 +22982,42 @@ class SoftshrinkBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return softshrink_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.lambd,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.softshrink_backward(grad, saved_self, self.lambd)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25101,24 +23049,6 @@ def softshrink_backward0_apply(
     return grad_inputs
 
 
-def softshrink_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    lambd: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SoftshrinkBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class SoftshrinkBackwardBackward0(Node):
     """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``.
 
@@ -25141,12 +23071,7 @@ class SoftshrinkBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                softshrink_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.lambd,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return softshrink_backward_backward0_apply(
@@ -25156,30 +23081,44 @@ class SoftshrinkBackwardBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return softshrink_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.lambd,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.softshrink_backward(grad, saved_self, self.lambd)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25213,26 +23152,6 @@ def softshrink_backward_backward0_apply(
     return grad_inputs
 
 
-def softshrink_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    lambd: Number,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SoftshrinkBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.softshrink_backward(grad, self, lambd) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class HardsigmoidBackward0(Node):
     """Backward of ``hardsigmoid(Tensor self) -> Tensor``.
 
@@ -25251,11 +23170,7 @@ class HardsigmoidBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardsigmoid_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardsigmoid_backward0_apply(
@@ -25264,29 +23179,42 @@ class HardsigmoidBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardsigmoid_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.hardsigmoid_backward(grad, saved_self)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25311,23 +23239,6 @@ def hardsigmoid_backward0_apply(
     return grad_inputs
 
 
-def hardsigmoid_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardsigmoidBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class HardsigmoidBackwardBackward0(Node):
     """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
@@ -25347,11 +23258,7 @@ class HardsigmoidBackwardBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardsigmoid_backward_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardsigmoid_backward_backward0_apply(
@@ -25360,29 +23267,44 @@ class HardsigmoidBackwardBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardsigmoid_backward_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # grad_output
+            grad_inputs[0] = (
+                arrays.hardsigmoid_backward(grad, saved_self)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # self
+            grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25409,25 +23331,6 @@ def hardsigmoid_backward_backward0_apply(
     return grad_inputs
 
 
-def hardsigmoid_backward_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardsigmoidBackwardBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            arrays.hardsigmoid_backward(grad, self) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = arrays.zeros_like(grad) if any_grad_defined else None
-
-    return grad_inputs
-
-
 class HardswishBackward0(Node):
     """Backward of ``hardswish(Tensor self) -> Tensor``.
 
@@ -25446,11 +23349,7 @@ class HardswishBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                hardswish_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return hardswish_backward0_apply(
@@ -25459,29 +23358,42 @@ class HardswishBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return hardswish_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.hardswish_backward(grad, saved_self)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25503,23 +23415,6 @@ def hardswish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
-    return grad_inputs
-
-
-def hardswish_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HardswishBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.hardswish_backward(grad, self) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -25612,12 +23507,7 @@ class ThresholdBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                threshold_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    self.threshold,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return threshold_backward0_apply(
@@ -25627,30 +23517,42 @@ class ThresholdBackward0(Node):
             threshold=self.threshold,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return threshold_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            self.threshold,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.threshold_backward(grad, saved_self, self.threshold)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25679,26 +23581,6 @@ def threshold_backward0_apply(
         grad_inputs[0] = (
             threshold_backward(grad, self, threshold) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def threshold_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    threshold: Number,
-) -> list[Any]:
-    """The formulas of ThresholdBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.threshold_backward(grad, self, threshold)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -25886,11 +23768,8 @@ class PreluKernelBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                prelu_kernel_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -25901,41 +23780,63 @@ class PreluKernelBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return prelu_kernel_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_weight,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+            )
+            grad_result = (
+                arrays._prelu_kernel_backward(grad, saved_self, saved_weight)
+                if grad is not None
+                else (None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -25976,34 +23877,6 @@ def prelu_kernel_backward0_apply(
             grad_inputs[0] = grad_result[0]
         if needs_input_grad[1]:
             grad_inputs[1] = grad_result[1]
-    return grad_inputs
-
-
-def prelu_kernel_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of PreluKernelBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-        )
-        grad_result = (
-            arrays._prelu_kernel_backward(grad, self, weight)
-            if grad is not None
-            else (None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-
     return grad_inputs
 
 
@@ -26291,12 +24164,8 @@ class MseLossBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_target)):
             return tensors_of(
-                mse_loss_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.reduction,
-                    array_of(saved_self),
-                    array_of(saved_target),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_target))
                 ),
                 grads,
             )
@@ -26308,42 +24177,61 @@ class MseLossBackward0(Node):
             target=saved_target,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_target = self.target_
-        if (
-            type(saved_target) is Tensor and saved_target._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_target = (
-                saved_target._data.item()
-                if saved_target._is_wrapped_number
-                else saved_target._data
-            )
-        elif saved_target is not None:
-            saved_target = saved_array(saved_target, self)
-        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-            return None
-        return mse_loss_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.reduction,
-            saved_self,
-            saved_target,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_target = self.target_
+            if (
+                type(saved_target) is Tensor and saved_target._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_target = (
+                    saved_target._data.item()
+                    if saved_target._is_wrapped_number
+                    else saved_target._data
+                )
+            elif saved_target is not None:
+                saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_target = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mse_loss_backward(grad, saved_self, saved_target, self.reduction)
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # target
+            grad_inputs[1] = (
+                arrays.mse_loss_backward(grad, saved_target, saved_self, self.reduction)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -26387,33 +24275,6 @@ def mse_loss_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def mse_loss_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    reduction: int,
-    self: np.ndarray | None,
-    target: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MseLossBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mse_loss_backward(grad, self, target, reduction)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # target
-        grad_inputs[1] = (
-            arrays.mse_loss_backward(grad, target, self, reduction)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -26539,15 +24400,14 @@ class NllLossBackward0(Node):
             grads, (saved_self, saved_target, saved_weight, saved_total_weight)
         ):
             return tensors_of(
-                nll_loss_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ignore_index,
-                    self.reduction,
-                    array_of(saved_self),
-                    array_of(saved_target),
-                    array_of(saved_weight),
-                    array_of(saved_total_weight),
+                    (
+                        array_of(saved_self),
+                        array_of(saved_target),
+                        array_of(saved_weight),
+                        array_of(saved_total_weight),
+                    ),
                 ),
                 grads,
             )
@@ -26562,73 +24422,90 @@ class NllLossBackward0(Node):
             total_weight=saved_total_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_target = self.target_
-        if (
-            type(saved_target) is Tensor and saved_target._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_target = (
-                saved_target._data.item()
-                if saved_target._is_wrapped_number
-                else saved_target._data
-            )
-        elif saved_target is not None:
-            saved_target = saved_array(saved_target, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_total_weight = self.total_weight_
-        if (
-            type(saved_total_weight) is Tensor
-            and saved_total_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_total_weight = (
-                saved_total_weight._data.item()
-                if saved_total_weight._is_wrapped_number
-                else saved_total_weight._data
-            )
-        elif saved_total_weight is not None:
-            saved_total_weight = saved_array(saved_total_weight, self)
-        if (
-            saved_self is NOT_PLAIN
-            or saved_target is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_total_weight is NOT_PLAIN
-        ):
-            return None
-        return nll_loss_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ignore_index,
-            self.reduction,
-            saved_self,
-            saved_target,
-            saved_weight,
-            saved_total_weight,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_target = self.target_
+            if (
+                type(saved_target) is Tensor and saved_target._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_target = (
+                    saved_target._data.item()
+                    if saved_target._is_wrapped_number
+                    else saved_target._data
+                )
+            elif saved_target is not None:
+                saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_total_weight = self.total_weight_
+            if (
+                type(saved_total_weight) is Tensor
+                and saved_total_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_total_weight = (
+                    saved_total_weight._data.item()
+                    if saved_total_weight._is_wrapped_number
+                    else saved_total_weight._data
+                )
+            elif saved_total_weight is not None:
+                saved_total_weight = saved_array(saved_total_weight, self)
+                if saved_total_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_target, saved_weight, saved_total_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.nll_loss_backward(
+                    grad,
+                    saved_self,
+                    saved_target,
+                    saved_weight,
+                    self.reduction,
+                    self.ignore_index,
+                    saved_total_weight,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -26687,32 +24564,6 @@ def nll_loss_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def nll_loss_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    self: np.ndarray | None,
-    target: np.ndarray | None,
-    weight: np.ndarray | None,
-    total_weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NllLossBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.nll_loss_backward(
-                grad, self, target, weight, reduction, ignore_index, total_weight
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -26824,15 +24675,14 @@ class NllLoss2DBackward0(Node):
             grads, (saved_self, saved_target, saved_weight, saved_total_weight)
         ):
             return tensors_of(
-                nll_loss2_d_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ignore_index,
-                    self.reduction,
-                    array_of(saved_self),
-                    array_of(saved_target),
-                    array_of(saved_weight),
-                    array_of(saved_total_weight),
+                    (
+                        array_of(saved_self),
+                        array_of(saved_target),
+                        array_of(saved_weight),
+                        array_of(saved_total_weight),
+                    ),
                 ),
                 grads,
             )
@@ -26847,73 +24697,90 @@ class NllLoss2DBackward0(Node):
             total_weight=saved_total_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_target = self.target_
-        if (
-            type(saved_target) is Tensor and saved_target._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_target = (
-                saved_target._data.item()
-                if saved_target._is_wrapped_number
-                else saved_target._data
-            )
-        elif saved_target is not None:
-            saved_target = saved_array(saved_target, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_total_weight = self.total_weight_
-        if (
-            type(saved_total_weight) is Tensor
-            and saved_total_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_total_weight = (
-                saved_total_weight._data.item()
-                if saved_total_weight._is_wrapped_number
-                else saved_total_weight._data
-            )
-        elif saved_total_weight is not None:
-            saved_total_weight = saved_array(saved_total_weight, self)
-        if (
-            saved_self is NOT_PLAIN
-            or saved_target is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_total_weight is NOT_PLAIN
-        ):
-            return None
-        return nll_loss2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ignore_index,
-            self.reduction,
-            saved_self,
-            saved_target,
-            saved_weight,
-            saved_total_weight,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_target = self.target_
+            if (
+                type(saved_target) is Tensor and saved_target._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_target = (
+                    saved_target._data.item()
+                    if saved_target._is_wrapped_number
+                    else saved_target._data
+                )
+            elif saved_target is not None:
+                saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_total_weight = self.total_weight_
+            if (
+                type(saved_total_weight) is Tensor
+                and saved_total_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_total_weight = (
+                    saved_total_weight._data.item()
+                    if saved_total_weight._is_wrapped_number
+                    else saved_total_weight._data
+                )
+            elif saved_total_weight is not None:
+                saved_total_weight = saved_array(saved_total_weight, self)
+                if saved_total_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_target, saved_weight, saved_total_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.nll_loss2d_backward(
+                    grad,
+                    saved_self,
+                    saved_target,
+                    saved_weight,
+                    self.reduction,
+                    self.ignore_index,
+                    saved_total_weight,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -26972,32 +24839,6 @@ def nll_loss2_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def nll_loss2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    self: np.ndarray | None,
-    target: np.ndarray | None,
-    weight: np.ndarray | None,
-    total_weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NllLoss2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.nll_loss2d_backward(
-                grad, self, target, weight, reduction, ignore_index, total_weight
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -27289,13 +25130,8 @@ class SmoothL1LossBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_target)):
             return tensors_of(
-                smooth_l1_loss_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.beta,
-                    self.reduction,
-                    array_of(saved_self),
-                    array_of(saved_target),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_target))
                 ),
                 grads,
             )
@@ -27308,43 +25144,65 @@ class SmoothL1LossBackward0(Node):
             target=saved_target,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_target = self.target_
-        if (
-            type(saved_target) is Tensor and saved_target._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_target = (
-                saved_target._data.item()
-                if saved_target._is_wrapped_number
-                else saved_target._data
-            )
-        elif saved_target is not None:
-            saved_target = saved_array(saved_target, self)
-        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-            return None
-        return smooth_l1_loss_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.beta,
-            self.reduction,
-            saved_self,
-            saved_target,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_target = self.target_
+            if (
+                type(saved_target) is Tensor and saved_target._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_target = (
+                    saved_target._data.item()
+                    if saved_target._is_wrapped_number
+                    else saved_target._data
+                )
+            elif saved_target is not None:
+                saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_target = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.smooth_l1_loss_backward(
+                    grad, saved_self, saved_target, self.reduction, self.beta
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # target
+            grad_inputs[1] = (
+                arrays.smooth_l1_loss_backward(
+                    grad, saved_target, saved_self, self.reduction, self.beta
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -27393,34 +25251,6 @@ def smooth_l1_loss_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def smooth_l1_loss_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    beta: float,
-    reduction: int,
-    self: np.ndarray | None,
-    target: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SmoothL1LossBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.smooth_l1_loss_backward(grad, self, target, reduction, beta)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # target
-        grad_inputs[1] = (
-            arrays.smooth_l1_loss_backward(grad, target, self, reduction, beta)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -27550,13 +25380,8 @@ class HuberLossBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_target)):
             return tensors_of(
-                huber_loss_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.delta,
-                    self.reduction,
-                    array_of(saved_self),
-                    array_of(saved_target),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_target))
                 ),
                 grads,
             )
@@ -27569,43 +25394,65 @@ class HuberLossBackward0(Node):
             target=saved_target,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_target = self.target_
-        if (
-            type(saved_target) is Tensor and saved_target._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_target = (
-                saved_target._data.item()
-                if saved_target._is_wrapped_number
-                else saved_target._data
-            )
-        elif saved_target is not None:
-            saved_target = saved_array(saved_target, self)
-        if saved_self is NOT_PLAIN or saved_target is NOT_PLAIN:
-            return None
-        return huber_loss_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None, self._fn1 is not None)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.delta,
-            self.reduction,
-            saved_self,
-            saved_target,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_target = self.target_
+            if (
+                type(saved_target) is Tensor and saved_target._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_target = (
+                    saved_target._data.item()
+                    if saved_target._is_wrapped_number
+                    else saved_target._data
+                )
+            elif saved_target is not None:
+                saved_target = saved_array(saved_target, self)
+                if saved_target is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_target = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 2
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.huber_loss_backward(
+                    grad, saved_self, saved_target, self.reduction, self.delta
+                )
+                if any_grad_defined
+                else None
+            )
+        if needs_input_grad[1]:  # target
+            grad_inputs[1] = (
+                arrays.huber_loss_backward(
+                    grad, saved_target, saved_self, self.reduction, self.delta
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -27654,34 +25501,6 @@ def huber_loss_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def huber_loss_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    delta: float,
-    reduction: int,
-    self: np.ndarray | None,
-    target: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of HuberLossBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.huber_loss_backward(grad, self, target, reduction, delta)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # target
-        grad_inputs[1] = (
-            arrays.huber_loss_backward(grad, target, self, reduction, delta)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -28445,17 +26264,16 @@ class NativeBatchNormBackward0(Node):
             ),
         ):
             return tensors_of(
-                native_batch_norm_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.eps,
-                    array_of(saved_input),
-                    array_of(saved_running_mean),
-                    array_of(saved_running_var),
-                    self.training,
-                    array_of(saved_weight),
-                    array_of(saved_result1),
-                    array_of(saved_result2),
+                    (
+                        array_of(saved_input),
+                        array_of(saved_running_mean),
+                        array_of(saved_running_var),
+                        array_of(saved_weight),
+                        array_of(saved_result1),
+                        array_of(saved_result2),
+                    ),
                 ),
                 grads,
             )
@@ -28472,104 +26290,140 @@ class NativeBatchNormBackward0(Node):
             result2=saved_result2,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_running_mean = self.running_mean_
-        if (
-            type(saved_running_mean) is Tensor
-            and saved_running_mean._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_running_mean = (
-                saved_running_mean._data.item()
-                if saved_running_mean._is_wrapped_number
-                else saved_running_mean._data
-            )
-        elif saved_running_mean is not None:
-            saved_running_mean = saved_array(saved_running_mean, self)
-        saved_running_var = self.running_var_
-        if (
-            type(saved_running_var) is Tensor
-            and saved_running_var._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_running_var = (
-                saved_running_var._data.item()
-                if saved_running_var._is_wrapped_number
-                else saved_running_var._data
-            )
-        elif saved_running_var is not None:
-            saved_running_var = saved_array(saved_running_var, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        saved_result2 = self.result2_
-        if (
-            type(saved_result2) is Tensor and saved_result2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result2 = (
-                saved_result2._data.item()
-                if saved_result2._is_wrapped_number
-                else saved_result2._data
-            )
-        elif saved_result2 is not None:
-            saved_result2 = saved_array(saved_result2, self)
-        if (
-            saved_input is NOT_PLAIN
-            or saved_running_mean is NOT_PLAIN
-            or saved_running_var is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_result1 is NOT_PLAIN
-            or saved_result2 is NOT_PLAIN
-        ):
-            return None
-        return native_batch_norm_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.eps,
-            saved_input,
-            saved_running_mean,
-            saved_running_var,
-            self.training,
-            saved_weight,
-            saved_result1,
-            saved_result2,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_running_mean = self.running_mean_
+            if (
+                type(saved_running_mean) is Tensor
+                and saved_running_mean._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_running_mean = (
+                    saved_running_mean._data.item()
+                    if saved_running_mean._is_wrapped_number
+                    else saved_running_mean._data
+                )
+            elif saved_running_mean is not None:
+                saved_running_mean = saved_array(saved_running_mean, self)
+                if saved_running_mean is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_running_var = self.running_var_
+            if (
+                type(saved_running_var) is Tensor
+                and saved_running_var._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_running_var = (
+                    saved_running_var._data.item()
+                    if saved_running_var._is_wrapped_number
+                    else saved_running_var._data
+                )
+            elif saved_running_var is not None:
+                saved_running_var = saved_array(saved_running_var, self)
+                if saved_running_var is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result2 = self.result2_
+            if (
+                type(saved_result2) is Tensor and saved_result2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result2 = (
+                    saved_result2._data.item()
+                    if saved_result2._is_wrapped_number
+                    else saved_result2._data
+                )
+            elif saved_result2 is not None:
+                saved_result2 = saved_array(saved_result2, self)
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.native_batch_norm_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    saved_running_mean,
+                    saved_running_var,
+                    saved_result1,
+                    saved_result2,
+                    self.training,
+                    self.eps,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -28664,56 +26518,6 @@ def native_batch_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def native_batch_norm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    eps: float,
-    input: np.ndarray | None,
-    running_mean: np.ndarray | None,
-    running_var: np.ndarray | None,
-    training: bool,
-    weight: np.ndarray | None,
-    result1: np.ndarray | None,
-    result2: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NativeBatchNormBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.native_batch_norm_backward(
-                grad,
-                input,
-                weight,
-                running_mean,
-                running_var,
-                result1,
-                result2,
-                training,
-                eps,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -29056,15 +26860,15 @@ class NativeLayerNormBackward0(Node):
             grads, (saved_bias, saved_input, saved_weight, saved_result1, saved_result2)
         ):
             return tensors_of(
-                native_layer_norm_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_bias),
-                    array_of(saved_input),
-                    self.normalized_shape,
-                    array_of(saved_weight),
-                    array_of(saved_result1),
-                    array_of(saved_result2),
+                    (
+                        array_of(saved_bias),
+                        array_of(saved_input),
+                        array_of(saved_weight),
+                        array_of(saved_result1),
+                        array_of(saved_result2),
+                    ),
                 ),
                 grads,
             )
@@ -29079,88 +26883,116 @@ class NativeLayerNormBackward0(Node):
             result2=saved_result2,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_bias = self.bias_
-        if (
-            type(saved_bias) is Tensor and saved_bias._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_bias = (
-                saved_bias._data.item()
-                if saved_bias._is_wrapped_number
-                else saved_bias._data
-            )
-        elif saved_bias is not None:
-            saved_bias = saved_array(saved_bias, self)
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        saved_result2 = self.result2_
-        if (
-            type(saved_result2) is Tensor and saved_result2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result2 = (
-                saved_result2._data.item()
-                if saved_result2._is_wrapped_number
-                else saved_result2._data
-            )
-        elif saved_result2 is not None:
-            saved_result2 = saved_array(saved_result2, self)
-        if (
-            saved_bias is NOT_PLAIN
-            or saved_input is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_result1 is NOT_PLAIN
-            or saved_result2 is NOT_PLAIN
-        ):
-            return None
-        return native_layer_norm_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_bias = self.bias_
+            if (
+                type(saved_bias) is Tensor and saved_bias._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_bias = (
+                    saved_bias._data.item()
+                    if saved_bias._is_wrapped_number
+                    else saved_bias._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_bias,
-            saved_input,
-            self.normalized_shape,
-            saved_weight,
-            saved_result1,
-            saved_result2,
+            elif saved_bias is not None:
+                saved_bias = saved_array(saved_bias, self)
+                if saved_bias is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
+                )
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result2 = self.result2_
+            if (
+                type(saved_result2) is Tensor and saved_result2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result2 = (
+                    saved_result2._data.item()
+                    if saved_result2._is_wrapped_number
+                    else saved_result2._data
+                )
+            elif saved_result2 is not None:
+                saved_result2 = saved_array(saved_result2, self)
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_bias, saved_input, saved_weight, saved_result1, saved_result2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.native_layer_norm_backward(
+                    grad,
+                    saved_input,
+                    self.normalized_shape,
+                    saved_result1,
+                    saved_result2,
+                    saved_weight,
+                    saved_bias,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.bias_ is not None:
@@ -29241,52 +27073,6 @@ def native_layer_norm_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def native_layer_norm_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias: np.ndarray | None,
-    input: np.ndarray | None,
-    normalized_shape: Sequence[int],
-    weight: np.ndarray | None,
-    result1: np.ndarray | None,
-    result2: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NativeLayerNormBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.native_layer_norm_backward(
-                grad,
-                input,
-                normalized_shape,
-                result1,
-                result2,
-                weight,
-                bias,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -29459,16 +27245,16 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             ),
         ):
             return tensors_of(
-                native_batch_norm_legit_no_training_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.eps,
-                    array_of(saved_input),
-                    array_of(saved_running_mean),
-                    array_of(saved_running_var),
-                    array_of(saved_weight),
-                    array_of(saved_result1),
-                    array_of(saved_result2),
+                    (
+                        array_of(saved_input),
+                        array_of(saved_running_mean),
+                        array_of(saved_running_var),
+                        array_of(saved_weight),
+                        array_of(saved_result1),
+                        array_of(saved_result2),
+                    ),
                 ),
                 grads,
             )
@@ -29484,103 +27270,140 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             result2=saved_result2,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_running_mean = self.running_mean_
-        if (
-            type(saved_running_mean) is Tensor
-            and saved_running_mean._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_running_mean = (
-                saved_running_mean._data.item()
-                if saved_running_mean._is_wrapped_number
-                else saved_running_mean._data
-            )
-        elif saved_running_mean is not None:
-            saved_running_mean = saved_array(saved_running_mean, self)
-        saved_running_var = self.running_var_
-        if (
-            type(saved_running_var) is Tensor
-            and saved_running_var._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_running_var = (
-                saved_running_var._data.item()
-                if saved_running_var._is_wrapped_number
-                else saved_running_var._data
-            )
-        elif saved_running_var is not None:
-            saved_running_var = saved_array(saved_running_var, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        saved_result2 = self.result2_
-        if (
-            type(saved_result2) is Tensor and saved_result2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result2 = (
-                saved_result2._data.item()
-                if saved_result2._is_wrapped_number
-                else saved_result2._data
-            )
-        elif saved_result2 is not None:
-            saved_result2 = saved_array(saved_result2, self)
-        if (
-            saved_input is NOT_PLAIN
-            or saved_running_mean is NOT_PLAIN
-            or saved_running_var is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_result1 is NOT_PLAIN
-            or saved_result2 is NOT_PLAIN
-        ):
-            return None
-        return native_batch_norm_legit_no_training_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.eps,
-            saved_input,
-            saved_running_mean,
-            saved_running_var,
-            saved_weight,
-            saved_result1,
-            saved_result2,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_running_mean = self.running_mean_
+            if (
+                type(saved_running_mean) is Tensor
+                and saved_running_mean._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_running_mean = (
+                    saved_running_mean._data.item()
+                    if saved_running_mean._is_wrapped_number
+                    else saved_running_mean._data
+                )
+            elif saved_running_mean is not None:
+                saved_running_mean = saved_array(saved_running_mean, self)
+                if saved_running_mean is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_running_var = self.running_var_
+            if (
+                type(saved_running_var) is Tensor
+                and saved_running_var._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_running_var = (
+                    saved_running_var._data.item()
+                    if saved_running_var._is_wrapped_number
+                    else saved_running_var._data
+                )
+            elif saved_running_var is not None:
+                saved_running_var = saved_array(saved_running_var, self)
+                if saved_running_var is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result2 = self.result2_
+            if (
+                type(saved_result2) is Tensor and saved_result2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result2 = (
+                    saved_result2._data.item()
+                    if saved_result2._is_wrapped_number
+                    else saved_result2._data
+                )
+            elif saved_result2 is not None:
+                saved_result2 = saved_array(saved_result2, self)
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (
+                saved_input,
+                saved_running_mean,
+                saved_running_var,
+                saved_weight,
+                saved_result1,
+                saved_result2,
+            ) = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.native_batch_norm_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    saved_running_mean,
+                    saved_running_var,
+                    saved_result1,
+                    saved_result2,
+                    False,
+                    self.eps,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -29673,55 +27496,6 @@ def native_batch_norm_legit_no_training_backward0_apply(
     return grad_inputs
 
 
-def native_batch_norm_legit_no_training_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    eps: float,
-    input: np.ndarray | None,
-    running_mean: np.ndarray | None,
-    running_var: np.ndarray | None,
-    weight: np.ndarray | None,
-    result1: np.ndarray | None,
-    result2: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NativeBatchNormLegitNoTrainingBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.native_batch_norm_backward(
-                grad,
-                input,
-                weight,
-                running_mean,
-                running_var,
-                result1,
-                result2,
-                False,
-                eps,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class NativeBatchNormLegitBackward0(Node):
     """Backward of ``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
@@ -29755,15 +27529,14 @@ class NativeBatchNormLegitBackward0(Node):
             grads, (saved_input, saved_weight, saved_result1, saved_result2)
         ):
             return tensors_of(
-                native_batch_norm_legit_backward0_arrays(
+                self.apply_arrays(
                     arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.eps,
-                    array_of(saved_input),
-                    self.training,
-                    array_of(saved_weight),
-                    array_of(saved_result1),
-                    array_of(saved_result2),
+                    (
+                        array_of(saved_input),
+                        array_of(saved_weight),
+                        array_of(saved_result1),
+                        array_of(saved_result2),
+                    ),
                 ),
                 grads,
             )
@@ -29778,76 +27551,105 @@ class NativeBatchNormLegitBackward0(Node):
             result2=saved_result2,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        saved_result2 = self.result2_
-        if (
-            type(saved_result2) is Tensor and saved_result2._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result2 = (
-                saved_result2._data.item()
-                if saved_result2._is_wrapped_number
-                else saved_result2._data
-            )
-        elif saved_result2 is not None:
-            saved_result2 = saved_array(saved_result2, self)
-        if (
-            saved_input is NOT_PLAIN
-            or saved_weight is NOT_PLAIN
-            or saved_result1 is NOT_PLAIN
-            or saved_result2 is NOT_PLAIN
-        ):
-            return None
-        return native_batch_norm_legit_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.eps,
-            saved_input,
-            self.training,
-            saved_weight,
-            saved_result1,
-            saved_result2,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result2 = self.result2_
+            if (
+                type(saved_result2) is Tensor and saved_result2._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result2 = (
+                    saved_result2._data.item()
+                    if saved_result2._is_wrapped_number
+                    else saved_result2._data
+                )
+            elif saved_result2 is not None:
+                saved_result2 = saved_array(saved_result2, self)
+                if saved_result2 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_input, saved_weight, saved_result1, saved_result2 = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.native_batch_norm_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    None,
+                    None,
+                    saved_result1,
+                    saved_result2,
+                    self.training,
+                    self.eps,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -29928,54 +27730,6 @@ def native_batch_norm_legit_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def native_batch_norm_legit_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    eps: float,
-    input: np.ndarray | None,
-    training: bool,
-    weight: np.ndarray | None,
-    result1: np.ndarray | None,
-    result2: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NativeBatchNormLegitBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.native_batch_norm_backward(
-                grad,
-                input,
-                weight,
-                None,
-                None,
-                result1,
-                result2,
-                training,
-                eps,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -30552,18 +28306,8 @@ class ConvolutionBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_input, saved_weight)):
             return tensors_of(
-                convolution_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.groups,
-                    array_of(saved_input),
-                    self.output_padding,
-                    self.padding,
-                    self.stride,
-                    self.transposed,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_input), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -30581,52 +28325,80 @@ class ConvolutionBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return convolution_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.groups,
-            saved_input,
-            self.output_padding,
-            self.padding,
-            self.stride,
-            self.transposed,
-            saved_weight,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_input, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    self.transposed,
+                    self.output_padding,
+                    self.groups,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -30719,58 +28491,6 @@ def convolution_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def convolution_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    groups: int,
-    input: np.ndarray | None,
-    output_padding: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-    transposed: bool,
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ConvolutionBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                input,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -30927,12 +28647,7 @@ class ReflectionPad1DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                reflection_pad1_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return reflection_pad1_d_backward0_apply(
@@ -30942,30 +28657,42 @@ class ReflectionPad1DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return reflection_pad1_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.reflection_pad1d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -30994,26 +28721,6 @@ def reflection_pad1_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad1d_backward(grad, self, padding) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def reflection_pad1_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReflectionPad1DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.reflection_pad1d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31080,12 +28787,7 @@ class ReflectionPad2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                reflection_pad2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return reflection_pad2_d_backward0_apply(
@@ -31095,30 +28797,42 @@ class ReflectionPad2DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return reflection_pad2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.reflection_pad2d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -31147,26 +28861,6 @@ def reflection_pad2_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad2d_backward(grad, self, padding) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def reflection_pad2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReflectionPad2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.reflection_pad2d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31233,12 +28927,7 @@ class ReflectionPad3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                reflection_pad3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return reflection_pad3_d_backward0_apply(
@@ -31248,30 +28937,42 @@ class ReflectionPad3DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return reflection_pad3_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.reflection_pad3d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -31300,26 +29001,6 @@ def reflection_pad3_d_backward0_apply(
         grad_inputs[0] = (
             reflection_pad3d_backward(grad, self, padding) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def reflection_pad3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReflectionPad3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.reflection_pad3d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31386,12 +29067,7 @@ class ReplicationPad1DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                replication_pad1_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return replication_pad1_d_backward0_apply(
@@ -31401,30 +29077,42 @@ class ReplicationPad1DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return replication_pad1_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.replication_pad1d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -31455,26 +29143,6 @@ def replication_pad1_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def replication_pad1_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReplicationPad1DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.replication_pad1d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31541,12 +29209,7 @@ class ReplicationPad2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                replication_pad2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return replication_pad2_d_backward0_apply(
@@ -31556,30 +29219,42 @@ class ReplicationPad2DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return replication_pad2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.replication_pad2d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -31610,26 +29285,6 @@ def replication_pad2_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def replication_pad2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReplicationPad2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.replication_pad2d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31696,12 +29351,7 @@ class ReplicationPad3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                replication_pad3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.padding,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return replication_pad3_d_backward0_apply(
@@ -31711,30 +29361,42 @@ class ReplicationPad3DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return replication_pad3_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.padding,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.replication_pad3d_backward(grad, saved_self, self.padding)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -31765,26 +29427,6 @@ def replication_pad3_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def replication_pad3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ReplicationPad3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.replication_pad3d_backward(grad, self, padding)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -31946,16 +29588,8 @@ class SlowConvTranspose2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                slow_conv_transpose2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.output_padding,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -31971,50 +29605,80 @@ class SlowConvTranspose2DBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return slow_conv_transpose2_d_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.output_padding,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_weight,
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # self, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_self,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    True,
+                    self.output_padding,
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -32100,56 +29764,6 @@ def slow_conv_transpose2_d_backward0_apply(
     return grad_inputs
 
 
-def slow_conv_transpose2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    output_padding: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SlowConvTranspose2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # self, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                self,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                True,
-                output_padding,
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class SlowConvTranspose3DBackward0(Node):
     """Backward of ``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -32178,16 +29792,8 @@ class SlowConvTranspose3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                slow_conv_transpose3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.output_padding,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -32203,50 +29809,80 @@ class SlowConvTranspose3DBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return slow_conv_transpose3_d_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.output_padding,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_weight,
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # self, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_self,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    True,
+                    self.output_padding,
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -32329,56 +29965,6 @@ def slow_conv_transpose3_d_backward0_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def slow_conv_transpose3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    output_padding: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SlowConvTranspose3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # self, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                self,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                True,
-                output_padding,
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -32842,14 +30428,8 @@ class SlowConv3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                slow_conv3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -32863,48 +30443,80 @@ class SlowConv3DBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return slow_conv3_d_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_weight,
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # self, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_self,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    [1, 1, 1],
+                    False,
+                    [0, 0, 0],
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -32980,54 +30592,6 @@ def slow_conv3_d_backward0_apply(
     return grad_inputs
 
 
-def slow_conv3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SlowConv3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # self, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                self,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                [1, 1, 1],
-                False,
-                [0, 0, 0],
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class SlowConvDilated2DBackward0(Node):
     """Backward of ``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``.
 
@@ -33055,15 +30619,8 @@ class SlowConvDilated2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                slow_conv_dilated2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -33078,49 +30635,80 @@ class SlowConvDilated2DBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return slow_conv_dilated2_d_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_weight,
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # self, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_self,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    False,
+                    [0] * len(self.padding),
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -33201,55 +30789,6 @@ def slow_conv_dilated2_d_backward0_apply(
     return grad_inputs
 
 
-def slow_conv_dilated2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SlowConvDilated2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # self, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                self,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                False,
-                [0] * len(padding),
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class SlowConvDilated3DBackward0(Node):
     """Backward of ``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``.
 
@@ -33277,15 +30816,8 @@ class SlowConvDilated3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_weight)):
             return tensors_of(
-                slow_conv_dilated3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -33300,49 +30832,80 @@ class SlowConvDilated3DBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_self is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return slow_conv_dilated3_d_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_weight,
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # self, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_self,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    False,
+                    [0] * len(self.padding),
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -33423,55 +30986,6 @@ def slow_conv_dilated3_d_backward0_apply(
     return grad_inputs
 
 
-def slow_conv_dilated3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SlowConvDilated3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # self, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                self,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                False,
-                [0] * len(padding),
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class ConvolutionBackward1(Node):
     """Backward of ``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``.
 
@@ -33502,18 +31016,8 @@ class ConvolutionBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_input, saved_weight)):
             return tensors_of(
-                convolution_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    self.dilation,
-                    self.groups,
-                    array_of(saved_input),
-                    self.output_padding,
-                    self.padding,
-                    self.stride,
-                    self.transposed,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_input), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -33531,52 +31035,80 @@ class ConvolutionBackward1(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return convolution_backward1_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            self.dilation,
-            self.groups,
-            saved_input,
-            self.output_padding,
-            self.padding,
-            self.stride,
-            self.transposed,
-            saved_weight,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_input, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    self.transposed,
+                    self.output_padding,
+                    self.groups,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -33669,58 +31201,6 @@ def convolution_backward1_apply(
             grad_inputs[1] = grad_result[1]
         if needs_input_grad[2]:
             grad_inputs[2] = grad_result[2]
-    return grad_inputs
-
-
-def convolution_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    dilation: Sequence[int],
-    groups: int,
-    input: np.ndarray | None,
-    output_padding: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-    transposed: bool,
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ConvolutionBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                input,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
     return grad_inputs
 
 
@@ -34006,14 +31486,8 @@ class NnpackSpatialConvolutionBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_input, saved_weight)):
             return tensors_of(
-                nnpack_spatial_convolution_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.bias_sym_sizes,
-                    array_of(saved_input),
-                    self.padding,
-                    self.stride,
-                    array_of(saved_weight),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_input), array_of(saved_weight))
                 ),
                 grads,
             )
@@ -34027,48 +31501,80 @@ class NnpackSpatialConvolutionBackward0(Node):
             weight=saved_weight,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_input = self.input_
-        if (
-            type(saved_input) is Tensor and saved_input._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_input = (
-                saved_input._data.item()
-                if saved_input._is_wrapped_number
-                else saved_input._data
-            )
-        elif saved_input is not None:
-            saved_input = saved_array(saved_input, self)
-        saved_weight = self.weight_
-        if (
-            type(saved_weight) is Tensor and saved_weight._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_weight = (
-                saved_weight._data.item()
-                if saved_weight._is_wrapped_number
-                else saved_weight._data
-            )
-        elif saved_weight is not None:
-            saved_weight = saved_array(saved_weight, self)
-        if saved_input is NOT_PLAIN or saved_weight is NOT_PLAIN:
-            return None
-        return nnpack_spatial_convolution_backward0_arrays(
-            grads,
-            (
-                (
-                    self._fn0 is not None,
-                    self._fn1 is not None,
-                    self._more[0][0] is not None,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_input = self.input_
+            if (
+                type(saved_input) is Tensor and saved_input._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_input = (
+                    saved_input._data.item()
+                    if saved_input._is_wrapped_number
+                    else saved_input._data
                 )
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.bias_sym_sizes,
-            saved_input,
-            self.padding,
-            self.stride,
-            saved_weight,
+            elif saved_input is not None:
+                saved_input = saved_array(saved_input, self)
+                if saved_input is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_weight = self.weight_
+            if (
+                type(saved_weight) is Tensor and saved_weight._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_weight = (
+                    saved_weight._data.item()
+                    if saved_weight._is_wrapped_number
+                    else saved_weight._data
+                )
+            elif saved_weight is not None:
+                saved_weight = saved_array(saved_weight, self)
+                if saved_weight is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_input, saved_weight = saved
+        needs_input_grad = (
+            (self._fn0 is not None, self._fn1 is not None, self._more[0][0] is not None)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 3
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if (
+            needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+        ):  # input, weight, bias
+            grad_input_mask = (
+                needs_input_grad[0],
+                needs_input_grad[1],
+                needs_input_grad[2],
+            )
+            grad_result = (
+                arrays.convolution_backward(
+                    grad,
+                    saved_input,
+                    saved_weight,
+                    self.bias_sym_sizes,
+                    self.stride,
+                    self.padding,
+                    [1] * len(self.padding),
+                    False,
+                    [0] * len(self.padding),
+                    1,
+                    grad_input_mask,
+                )
+                if grad is not None
+                else (None, None, None)
+            )
+            if needs_input_grad[0]:
+                grad_inputs[0] = as_grad_array(grad_result[0])
+            if needs_input_grad[1]:
+                grad_inputs[1] = as_grad_array(grad_result[1])
+            if needs_input_grad[2]:
+                grad_inputs[2] = as_grad_array(grad_result[2])
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.input_ is not None:
@@ -34144,54 +31650,6 @@ def nnpack_spatial_convolution_backward0_apply(
     return grad_inputs
 
 
-def nnpack_spatial_convolution_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    bias_sym_sizes: tuple[int, ...] | None,
-    input: np.ndarray | None,
-    padding: Sequence[int],
-    stride: Sequence[int],
-    weight: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of NnpackSpatialConvolutionBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if (
-        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
-    ):  # input, weight, bias
-        grad_input_mask = (
-            needs_input_grad[0],
-            needs_input_grad[1],
-            needs_input_grad[2],
-        )
-        grad_result = (
-            arrays.convolution_backward(
-                grad,
-                input,
-                weight,
-                bias_sym_sizes,
-                stride,
-                padding,
-                [1] * len(padding),
-                False,
-                [0] * len(padding),
-                1,
-                grad_input_mask,
-            )
-            if grad is not None
-            else (None, None, None)
-        )
-        if needs_input_grad[0]:
-            grad_inputs[0] = as_grad_array(grad_result[0])
-        if needs_input_grad[1]:
-            grad_inputs[1] = as_grad_array(grad_result[1])
-        if needs_input_grad[2]:
-            grad_inputs[2] = as_grad_array(grad_result[2])
-
-    return grad_inputs
-
-
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -34220,16 +31678,8 @@ class MaxPool2DWithIndicesBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result1)):
             return tensors_of(
-                max_pool2_d_with_indices_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ceil_mode,
-                    self.dilation,
-                    self.kernel_size,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_result1),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result1))
                 ),
                 grads,
             )
@@ -34245,46 +31695,64 @@ class MaxPool2DWithIndicesBackward0(Node):
             result1=saved_result1,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-            return None
-        return max_pool2_d_with_indices_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ceil_mode,
-            self.dilation,
-            self.kernel_size,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_result1,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result1 = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.max_pool2d_with_indices_backward(
+                    grad,
+                    saved_self,
+                    self.kernel_size,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    self.ceil_mode,
+                    saved_result1,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -34347,33 +31815,6 @@ def max_pool2_d_with_indices_backward0_apply(
     return grad_inputs
 
 
-def max_pool2_d_with_indices_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ceil_mode: bool,
-    dilation: Sequence[int],
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    result1: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaxPool2DWithIndicesBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.max_pool2d_with_indices_backward(
-                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class MaxPool3DWithIndicesBackward0(Node):
     """Backward of ``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -34402,16 +31843,8 @@ class MaxPool3DWithIndicesBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result1)):
             return tensors_of(
-                max_pool3_d_with_indices_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ceil_mode,
-                    self.dilation,
-                    self.kernel_size,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                    array_of(saved_result1),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result1))
                 ),
                 grads,
             )
@@ -34427,46 +31860,64 @@ class MaxPool3DWithIndicesBackward0(Node):
             result1=saved_result1,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-            return None
-        return max_pool3_d_with_indices_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ceil_mode,
-            self.dilation,
-            self.kernel_size,
-            self.padding,
-            saved_self,
-            self.stride,
-            saved_result1,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result1 = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.max_pool3d_with_indices_backward(
+                    grad,
+                    saved_self,
+                    self.kernel_size,
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    self.ceil_mode,
+                    saved_result1,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -34526,33 +31977,6 @@ def max_pool3_d_with_indices_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def max_pool3_d_with_indices_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ceil_mode: bool,
-    dilation: Sequence[int],
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-    result1: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of MaxPool3DWithIndicesBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.max_pool3d_with_indices_backward(
-                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -34686,17 +32110,7 @@ class AvgPool2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                avg_pool2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ceil_mode,
-                    self.count_include_pad,
-                    self.divisor_override,
-                    self.kernel_size,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return avg_pool2_d_backward0_apply(
@@ -34711,35 +32125,51 @@ class AvgPool2DBackward0(Node):
             stride=self.stride,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return avg_pool2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-            self.kernel_size,
-            self.padding,
-            saved_self,
-            self.stride,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.avg_pool2d_backward(
+                    grad,
+                    saved_self,
+                    self.kernel_size,
+                    self.stride,
+                    self.padding,
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -34807,40 +32237,6 @@ def avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
-def avg_pool2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ceil_mode: bool,
-    count_include_pad: bool,
-    divisor_override: int | None,
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-) -> list[Any]:
-    """The formulas of AvgPool2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.avg_pool2d_backward(
-                grad,
-                self,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AvgPool3DBackward0(Node):
     """Backward of ``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``.
 
@@ -34867,17 +32263,7 @@ class AvgPool3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                avg_pool3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.ceil_mode,
-                    self.count_include_pad,
-                    self.divisor_override,
-                    self.kernel_size,
-                    self.padding,
-                    array_of(saved_self),
-                    self.stride,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return avg_pool3_d_backward0_apply(
@@ -34892,35 +32278,51 @@ class AvgPool3DBackward0(Node):
             stride=self.stride,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return avg_pool3_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-            self.kernel_size,
-            self.padding,
-            saved_self,
-            self.stride,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.avg_pool3d_backward(
+                    grad,
+                    saved_self,
+                    self.kernel_size,
+                    self.stride,
+                    self.padding,
+                    self.ceil_mode,
+                    self.count_include_pad,
+                    self.divisor_override,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -34985,40 +32387,6 @@ def avg_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def avg_pool3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    ceil_mode: bool,
-    count_include_pad: bool,
-    divisor_override: int | None,
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    self: np.ndarray | None,
-    stride: Sequence[int],
-) -> list[Any]:
-    """The formulas of AvgPool3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.avg_pool3d_backward(
-                grad,
-                self,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -35218,11 +32586,7 @@ class AdaptiveAvgPool2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                adaptive_avg_pool2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return adaptive_avg_pool2_d_backward0_apply(
@@ -35231,29 +32595,42 @@ class AdaptiveAvgPool2DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return adaptive_avg_pool2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays._adaptive_avg_pool2d_backward(grad, saved_self)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -35280,25 +32657,6 @@ def adaptive_avg_pool2_d_backward0_apply(
     return grad_inputs
 
 
-def adaptive_avg_pool2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AdaptiveAvgPool2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays._adaptive_avg_pool2d_backward(grad, self)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AdaptiveAvgPool3DBackward0(Node):
     """Backward of ``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``.
 
@@ -35317,11 +32675,7 @@ class AdaptiveAvgPool3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                adaptive_avg_pool3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return adaptive_avg_pool3_d_backward0_apply(
@@ -35330,29 +32684,42 @@ class AdaptiveAvgPool3DBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return adaptive_avg_pool3_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays._adaptive_avg_pool3d_backward(grad, saved_self)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -35376,25 +32743,6 @@ def adaptive_avg_pool3_d_backward0_apply(
         grad_inputs[0] = (
             _adaptive_avg_pool3d_backward(grad, self) if any_grad_defined else None
         )
-    return grad_inputs
-
-
-def adaptive_avg_pool3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AdaptiveAvgPool3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays._adaptive_avg_pool3d_backward(grad, self)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -35522,11 +32870,8 @@ class AdaptiveMaxPool2DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result1)):
             return tensors_of(
-                adaptive_max_pool2_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_result1),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result1))
                 ),
                 grads,
             )
@@ -35537,41 +32882,55 @@ class AdaptiveMaxPool2DBackward0(Node):
             result1=saved_result1,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-            return None
-        return adaptive_max_pool2_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_result1,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result1 = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.adaptive_max_pool2d_backward(grad, saved_self, saved_result1)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -35607,26 +32966,6 @@ def adaptive_max_pool2_d_backward0_apply(
     return grad_inputs
 
 
-def adaptive_max_pool2_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    result1: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AdaptiveMaxPool2DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.adaptive_max_pool2d_backward(grad, self, result1)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class AdaptiveMaxPool3DBackward0(Node):
     """Backward of ``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``.
 
@@ -35650,11 +32989,8 @@ class AdaptiveMaxPool3DBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result1)):
             return tensors_of(
-                adaptive_max_pool3_d_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_result1),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result1))
                 ),
                 grads,
             )
@@ -35665,41 +33001,55 @@ class AdaptiveMaxPool3DBackward0(Node):
             result1=saved_result1,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result1 = self.result1_
-        if (
-            type(saved_result1) is Tensor and saved_result1._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result1 = (
-                saved_result1._data.item()
-                if saved_result1._is_wrapped_number
-                else saved_result1._data
-            )
-        elif saved_result1 is not None:
-            saved_result1 = saved_array(saved_result1, self)
-        if saved_self is NOT_PLAIN or saved_result1 is NOT_PLAIN:
-            return None
-        return adaptive_max_pool3_d_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_result1,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result1 = self.result1_
+            if (
+                type(saved_result1) is Tensor and saved_result1._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result1 = (
+                    saved_result1._data.item()
+                    if saved_result1._is_wrapped_number
+                    else saved_result1._data
+                )
+            elif saved_result1 is not None:
+                saved_result1 = saved_array(saved_result1, self)
+                if saved_result1 is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result1 = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.adaptive_max_pool3d_backward(grad, saved_self, saved_result1)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -35732,26 +33082,6 @@ def adaptive_max_pool3_d_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def adaptive_max_pool3_d_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    result1: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of AdaptiveMaxPool3DBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.adaptive_max_pool3d_backward(grad, self, result1)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -37836,14 +35166,7 @@ class PixelShuffleBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                pixel_shuffle_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.upscale_factor,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return pixel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -37851,15 +35174,22 @@ class PixelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return pixel_shuffle_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.upscale_factor,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.pixel_unshuffle(grad, self.upscale_factor)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_upscale_factor(self) -> int:
@@ -37882,23 +35212,6 @@ def pixel_shuffle_backward0_apply(
     return grad_inputs
 
 
-def pixel_shuffle_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    upscale_factor: int,
-) -> list[Any]:
-    """The formulas of PixelShuffleBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.pixel_unshuffle(grad, upscale_factor) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class PixelUnshuffleBackward0(Node):
     """Backward of ``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``.
 
@@ -37911,14 +35224,7 @@ class PixelUnshuffleBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                pixel_unshuffle_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.downscale_factor,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return pixel_unshuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -37926,15 +35232,22 @@ class PixelUnshuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return pixel_unshuffle_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.downscale_factor,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.pixel_shuffle(grad, self.downscale_factor)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_downscale_factor(self) -> int:
@@ -37957,23 +35270,6 @@ def pixel_unshuffle_backward0_apply(
     return grad_inputs
 
 
-def pixel_unshuffle_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    downscale_factor: int,
-) -> list[Any]:
-    """The formulas of PixelUnshuffleBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.pixel_shuffle(grad, downscale_factor) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class ChannelShuffleBackward0(Node):
     """Backward of ``channel_shuffle(Tensor self, SymInt groups) -> Tensor``.
 
@@ -37986,14 +35282,7 @@ class ChannelShuffleBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                channel_shuffle_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.groups,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return channel_shuffle_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -38001,15 +35290,22 @@ class ChannelShuffleBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return channel_shuffle_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.groups,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.channel_shuffle(grad, tuple(grad.shape)[1] // self.groups)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_groups(self) -> int:
@@ -38032,23 +35328,6 @@ def channel_shuffle_backward0_apply(
     return grad_inputs
 
 
-def channel_shuffle_backward0_arrays(
-    grads: Sequence[np.ndarray | None], needs_input_grad: tuple[bool, ...], groups: int
-) -> list[Any]:
-    """The formulas of ChannelShuffleBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.channel_shuffle(grad, tuple(grad.shape)[1] // groups)
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class Im2ColBackward0(Node):
     """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -38067,18 +35346,7 @@ class Im2ColBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                im2_col_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dilation,
-                    self.kernel_size,
-                    self.padding,
-                    self.self_sym_sizes,
-                    self.stride,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return im2_col_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -38090,19 +35358,29 @@ class Im2ColBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return im2_col_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dilation,
-            self.kernel_size,
-            self.padding,
-            self.self_sym_sizes,
-            self.stride,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.col2im(
+                    grad,
+                    [self.self_sym_sizes[-2], self.self_sym_sizes[-1]],
+                    self.kernel_size,
+                    self.dilation,
+                    self.padding,
+                    self.stride,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -38154,36 +35432,6 @@ def im2_col_backward0_apply(
     return grad_inputs
 
 
-def im2_col_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dilation: Sequence[int],
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    self_sym_sizes: tuple[int, ...],
-    stride: Sequence[int],
-) -> list[Any]:
-    """The formulas of Im2ColBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.col2im(
-                grad,
-                [self_sym_sizes[-2], self_sym_sizes[-1]],
-                kernel_size,
-                dilation,
-                padding,
-                stride,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class Col2ImBackward0(Node):
     """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
 
@@ -38201,17 +35449,7 @@ class Col2ImBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, ()):
-            return tensors_of(
-                col2_im_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.dilation,
-                    self.kernel_size,
-                    self.padding,
-                    self.stride,
-                ),
-                grads,
-            )
+            return tensors_of(self.apply_arrays(arrays_of(grads)), grads)
         return col2_im_backward0_apply(
             grads,
             self.task_needs_input_grad(),
@@ -38222,18 +35460,24 @@ class Col2ImBackward0(Node):
         )
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        return col2_im_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.dilation,
-            self.kernel_size,
-            self.padding,
-            self.stride,
+        """The formulas over arrays (no graph recorded)."""
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.im2col(
+                    grad, self.kernel_size, self.dilation, self.padding, self.stride
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     @property
     def _saved_dilation(self) -> Sequence[int]:
@@ -38270,28 +35514,6 @@ def col2_im_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def col2_im_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    dilation: Sequence[int],
-    kernel_size: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-) -> list[Any]:
-    """The formulas of Col2ImBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.im2col(grad, kernel_size, dilation, padding, stride)
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -39039,11 +36261,7 @@ class ErfcBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                erfc_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return erfc_backward0_apply(
@@ -39052,29 +36270,48 @@ class ErfcBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return erfc_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.mul(
+                        -2.0 / 1.7724538509055159,
+                        arrays.exp(arrays.neg(arrays.pow(saved_self, 2))),
+                    ),
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39100,31 +36337,6 @@ def erfc_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def erfc_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ErfcBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                arrays.mul(
-                    -2.0 / 1.7724538509055159,
-                    arrays.exp(arrays.neg(arrays.pow(self, 2))),
-                ),
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -39210,12 +36422,7 @@ class XlogyBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
             return tensors_of(
-                xlogy_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    self.self,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_other),)),
                 grads,
             )
         return xlogy_backward1_apply(
@@ -39225,30 +36432,42 @@ class XlogyBackward1(Node):
             self=self.self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        if saved_other is NOT_PLAIN:
-            return None
-        return xlogy_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            self.self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_other,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # other
+            grad_inputs[0] = (
+                arrays.div(arrays.mul(grad, self.self), saved_other)
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -39275,24 +36494,6 @@ def xlogy_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / other if any_grad_defined else None
-    return grad_inputs
-
-
-def xlogy_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: Number,
-) -> list[Any]:
-    """The formulas of XlogyBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # other
-        grad_inputs[0] = (
-            arrays.div(arrays.mul(grad, self), other) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -39525,11 +36726,7 @@ class LgammaBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                lgamma_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return lgamma_backward0_apply(
@@ -39538,29 +36735,42 @@ class LgammaBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return lgamma_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.digamma(saved_self))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39585,23 +36795,6 @@ def lgamma_backward0_apply(
     return grad_inputs
 
 
-def lgamma_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of LgammaBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.digamma(self)) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class DigammaBackward0(Node):
     """Backward of ``digamma(Tensor self) -> Tensor``.
 
@@ -39620,11 +36813,7 @@ class DigammaBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                digamma_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return digamma_backward0_apply(
@@ -39633,29 +36822,42 @@ class DigammaBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return digamma_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.polygamma(1, saved_self))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39680,23 +36882,6 @@ def digamma_backward0_apply(
     return grad_inputs
 
 
-def digamma_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of DigammaBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.polygamma(1, self)) if any_grad_defined else None
-        )
-
-    return grad_inputs
-
-
 class PolygammaBackward0(Node):
     """Backward of ``polygamma(int n, Tensor self) -> Tensor``.
 
@@ -39718,12 +36903,7 @@ class PolygammaBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                polygamma_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.n,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return polygamma_backward0_apply(
@@ -39733,30 +36913,42 @@ class PolygammaBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return polygamma_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.n,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.polygamma(self.n + 1, saved_self))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39786,26 +36978,6 @@ def polygamma_backward0_apply(
     return grad_inputs
 
 
-def polygamma_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    n: int,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of PolygammaBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.polygamma(n + 1, self))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class PolygammaBackward1(Node):
     """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``.
 
@@ -39827,12 +36999,7 @@ class PolygammaBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                polygamma_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    self.n,
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return polygamma_backward1_apply(
@@ -39842,30 +37009,42 @@ class PolygammaBackward1(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return polygamma_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            self.n,
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.polygamma(self.n + 1, saved_self))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39895,26 +37074,6 @@ def polygamma_backward1_apply(
     return grad_inputs
 
 
-def polygamma_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    n: int,
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of PolygammaBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.polygamma(n + 1, self))
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class ErfinvBackward0(Node):
     """Backward of ``erfinv(Tensor self) -> Tensor``.
 
@@ -39933,11 +37092,7 @@ class ErfinvBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                erfinv_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return erfinv_backward0_apply(
@@ -39946,29 +37101,48 @@ class ErfinvBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return erfinv_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.mul(
+                        0.5 * 1.7724538509055159,
+                        arrays.exp(arrays.pow(arrays.erfinv(saved_self), 2)),
+                    ),
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -39997,31 +37171,6 @@ def erfinv_backward0_apply(
     return grad_inputs
 
 
-def erfinv_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of ErfinvBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                arrays.mul(
-                    0.5 * 1.7724538509055159,
-                    arrays.exp(arrays.pow(arrays.erfinv(self), 2)),
-                ),
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class I0Backward0(Node):
     """Backward of ``i0(Tensor self) -> Tensor``.
 
@@ -40040,11 +37189,7 @@ class I0Backward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                i0_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return i0_backward0_apply(
@@ -40053,29 +37198,42 @@ class I0Backward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return i0_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.special_i1(saved_self))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -40097,23 +37255,6 @@ def i0_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * special_i1(self) if any_grad_defined else None
-    return grad_inputs
-
-
-def i0_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of I0Backward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.special_i1(self)) if any_grad_defined else None
-        )
-
     return grad_inputs
 
 
@@ -40257,11 +37398,7 @@ class SpecialEntrBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self,)):
             return tensors_of(
-                special_entr_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_self),)),
                 grads,
             )
         return special_entr_backward0_apply(
@@ -40270,29 +37407,42 @@ class SpecialEntrBackward0(Node):
             self=saved_self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        if saved_self is NOT_PLAIN:
-            return None
-        return special_entr_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_self,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(saved_self))))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -40314,25 +37464,6 @@ def special_entr_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * -(1 + self.log()) if any_grad_defined else None
-    return grad_inputs
-
-
-def special_entr_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SpecialEntrBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(grad, arrays.neg(arrays.add(1, arrays.log(self))))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -40405,11 +37536,8 @@ class SpecialLogNdtrBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
             return tensors_of(
-                special_log_ndtr_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_result),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result))
                 ),
                 grads,
             )
@@ -40420,41 +37548,64 @@ class SpecialLogNdtrBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-            return None
-        return special_log_ndtr_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.div(grad, 2.5066282746310002),
+                    arrays.exp(
+                        arrays.neg(
+                            arrays.add(
+                                saved_result, arrays.div(arrays.pow(saved_self, 2), 2)
+                            )
+                        )
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -40490,31 +37641,6 @@ def special_log_ndtr_backward0_apply(
     return grad_inputs
 
 
-def special_log_ndtr_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SpecialLogNdtrBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                arrays.div(grad, 2.5066282746310002),
-                arrays.exp(
-                    arrays.neg(arrays.add(result, arrays.div(arrays.pow(self, 2), 2)))
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-
-    return grad_inputs
-
-
 class SpecialErfcxBackward0(Node):
     """Backward of ``special_erfcx(Tensor self) -> Tensor``.
 
@@ -40538,11 +37664,8 @@ class SpecialErfcxBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
             return tensors_of(
-                special_erfcx_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_result),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result))
                 ),
                 grads,
             )
@@ -40553,41 +37676,61 @@ class SpecialErfcxBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-            return None
-        return special_erfcx_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    arrays.sub(
+                        arrays.mul(arrays.mul(2.0, saved_self), saved_result),
+                        2.0 / 1.7724538509055159,
+                    ),
+                    grad,
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -40620,31 +37763,6 @@ def special_erfcx_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def special_erfcx_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SpecialErfcxBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                arrays.sub(
-                    arrays.mul(arrays.mul(2.0, self), result), 2.0 / 1.7724538509055159
-                ),
-                grad,
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -40732,12 +37850,7 @@ class SpecialXlog1PyBackward1(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_other,)):
             return tensors_of(
-                special_xlog1_py_backward1_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_other),
-                    self.self,
-                ),
+                self.apply_arrays(arrays_of(grads), (array_of(saved_other),)),
                 grads,
             )
         return special_xlog1_py_backward1_apply(
@@ -40747,30 +37860,42 @@ class SpecialXlog1PyBackward1(Node):
             self=self.self,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_other = self.other_
-        if (
-            type(saved_other) is Tensor and saved_other._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_other = (
-                saved_other._data.item()
-                if saved_other._is_wrapped_number
-                else saved_other._data
-            )
-        elif saved_other is not None:
-            saved_other = saved_array(saved_other, self)
-        if saved_other is NOT_PLAIN:
-            return None
-        return special_xlog1_py_backward1_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_other,
-            self.self,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_other = self.other_
+            if (
+                type(saved_other) is Tensor and saved_other._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_other = (
+                    saved_other._data.item()
+                    if saved_other._is_wrapped_number
+                    else saved_other._data
+                )
+            elif saved_other is not None:
+                saved_other = saved_array(saved_other, self)
+                if saved_other is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            (saved_other,) = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # other
+            grad_inputs[0] = (
+                arrays.div(arrays.mul(grad, self.self), arrays.add(saved_other, 1))
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.other_ is not None:
@@ -40797,26 +37922,6 @@ def special_xlog1_py_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # other
         grad_inputs[0] = grad * self / (other + 1) if any_grad_defined else None
-    return grad_inputs
-
-
-def special_xlog1_py_backward1_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    other: np.ndarray | None,
-    self: Number,
-) -> list[Any]:
-    """The formulas of SpecialXlog1PyBackward1 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # other
-        grad_inputs[0] = (
-            arrays.div(arrays.mul(grad, self), arrays.add(other, 1))
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 
@@ -41040,11 +38145,8 @@ class SpecialI0EBackward0(Node):
         # No graph of the backward is wanted: the formulas over arrays.
         if array_form_allowed(grads, (saved_self, saved_result)):
             return tensors_of(
-                special_i0_e_backward0_arrays(
-                    arrays_of(grads),
-                    self.task_needs_input_grad(),
-                    array_of(saved_self),
-                    array_of(saved_result),
+                self.apply_arrays(
+                    arrays_of(grads), (array_of(saved_self), array_of(saved_result))
                 ),
                 grads,
             )
@@ -41055,41 +38157,61 @@ class SpecialI0EBackward0(Node):
             result=saved_result,
         )
 
-    def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        saved_self = self.self_
-        if (
-            type(saved_self) is Tensor and saved_self._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_self = (
-                saved_self._data.item()
-                if saved_self._is_wrapped_number
-                else saved_self._data
-            )
-        elif saved_self is not None:
-            saved_self = saved_array(saved_self, self)
-        saved_result = self.result_
-        if (
-            type(saved_result) is Tensor and saved_result._version_counter is None
-        ):  # saved_array's common case inline: a plain Tensor that was never changed
-            saved_result = (
-                saved_result._data.item()
-                if saved_result._is_wrapped_number
-                else saved_result._data
-            )
-        elif saved_result is not None:
-            saved_result = saved_array(saved_result, self)
-        if saved_self is NOT_PLAIN or saved_result is NOT_PLAIN:
-            return None
-        return special_i0_e_backward0_arrays(
-            grads,
-            (
-                (self._fn0 is not None,)
-                if task_state.exec_info is None
-                else self.task_needs_input_grad()
-            ),
-            saved_self,
-            saved_result,
+    def apply_arrays(
+        self, grads: list[Any], saved: tuple[Any, ...] | None = None
+    ) -> list[Any] | None:
+        """The formulas over arrays (no graph recorded). The engine passes the
+        gradients alone; apply passes the saved tensors' arrays too."""
+        if saved is None:
+            saved_self = self.self_
+            if (
+                type(saved_self) is Tensor and saved_self._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_self = (
+                    saved_self._data.item()
+                    if saved_self._is_wrapped_number
+                    else saved_self._data
+                )
+            elif saved_self is not None:
+                saved_self = saved_array(saved_self, self)
+                if saved_self is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+            saved_result = self.result_
+            if (
+                type(saved_result) is Tensor and saved_result._version_counter is None
+            ):  # saved_array's common case inline: a plain Tensor that was never changed
+                saved_result = (
+                    saved_result._data.item()
+                    if saved_result._is_wrapped_number
+                    else saved_result._data
+                )
+            elif saved_result is not None:
+                saved_result = saved_array(saved_result, self)
+                if saved_result is NOT_PLAIN:  # a subclass: the tensor form
+                    return None
+        else:
+            saved_self, saved_result = saved
+        needs_input_grad = (
+            (self._fn0 is not None,)
+            if task_state.exec_info is None
+            else self.task_needs_input_grad()
         )
+        grad_inputs: list[Any] = [None] * 1
+        grad = grads[0]
+        any_grad_defined = grad is not None or any_variable_defined(grads)
+        if needs_input_grad[0]:  # self
+            grad_inputs[0] = (
+                arrays.mul(
+                    grad,
+                    arrays.sub(
+                        arrays.special_i1e(saved_self),
+                        arrays.mul(arrays.sgn(saved_self), saved_result),
+                    ),
+                )
+                if any_grad_defined
+                else None
+            )
+        return grad_inputs
 
     def release_variables(self) -> None:
         if self.self_ is not None:
@@ -41122,31 +38244,6 @@ def special_i0_e_backward0_apply(
             if any_grad_defined
             else None
         )
-    return grad_inputs
-
-
-def special_i0_e_backward0_arrays(
-    grads: Sequence[np.ndarray | None],
-    needs_input_grad: tuple[bool, ...],
-    self: np.ndarray | None,
-    result: np.ndarray | None,
-) -> list[Any]:
-    """The formulas of SpecialI0EBackward0 over arrays (no graph recorded)."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = grad is not None or any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            arrays.mul(
-                grad,
-                arrays.sub(
-                    arrays.special_i1e(self), arrays.mul(arrays.sgn(self), result)
-                ),
-            )
-            if any_grad_defined
-            else None
-        )
-
     return grad_inputs
 
 

@@ -23,16 +23,21 @@ from codegen.formulas import SavedAttribute, SavedKind
 
 @pytest.fixture()
 def array_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The names of the array forms called (MulBackward0's and PowBackward0's)."""
+    """The array forms that ran (MulBackward0's and PowBackward0's apply_arrays), by
+    node class."""
     calls: list[str] = []
-    for name in ("mul_backward0_arrays", "pow_backward0_arrays"):
-        original = getattr(functions, name)
+    for node_class in (functions.MulBackward0, functions.PowBackward0):
+        original = node_class.apply_arrays
 
-        def spy(*args: Any, _name: str = name, _f: Any = original, **kw: Any) -> Any:
-            calls.append(_name)
-            return _f(*args, **kw)
+        def spy(
+            node: Any, *args: Any, _name: str = node_class.__name__, _f: Any = original
+        ) -> Any:
+            result = _f(node, *args)
+            if result is not None:  # None: it stepped aside for the tensor form
+                calls.append(_name)
+            return result
 
-        monkeypatch.setattr(functions, name, spy)
+        monkeypatch.setattr(node_class, "apply_arrays", spy)
     yield calls
 
 
@@ -40,7 +45,7 @@ def test_plain_backward_runs_the_array_form(array_calls: list[str]) -> None:
     x = gradgen.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = gradgen.tensor([4.0, 5.0, 6.0], requires_grad=True)
     (x * y).sum().backward()
-    assert array_calls == ["mul_backward0_arrays"]
+    assert array_calls == ["MulBackward0"]
     assert x.grad is not None and y.grad is not None
     assert x.grad.tolist() == [4.0, 5.0, 6.0]
     assert y.grad.tolist() == [1.0, 2.0, 3.0]
@@ -79,7 +84,7 @@ def test_vmap_of_grad_runs_the_array_form_on_the_batches(
     result = gradgen.func.vmap(gradgen.func.grad(f))(batch)
     # grad's backward inside vmap runs on the batches as plain tensors: both muls'
     # array forms, though vmap's dispatch detour is on.
-    assert array_calls == ["mul_backward0_arrays"] * 2
+    assert array_calls == ["MulBackward0"] * 2
     np.testing.assert_array_equal(result.numpy(), 3 * batch.numpy() ** 2)
 
 

@@ -184,11 +184,10 @@ def test_forward_and_reverse_mode_agree(name: str) -> None:
 
 def _has_array_form(node: Any) -> bool:
     """Whether a Backward node of generated/functions.py has an array form."""
-    name = type(node).__name__
-    snake = name[0].lower() + "".join(
-        f"_{c.lower()}" if c.isupper() else c for c in name[1:]
+    cls = type(node)
+    return (
+        getattr(generated_functions, cls.__name__, None) is cls and cls._has_array_form
     )
-    return hasattr(generated_functions, f"{snake}_arrays")
 
 
 def _graph_nodes(out: Any) -> list[Any]:

@@ -24,34 +24,35 @@ import itertools
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
 
-from . import anomaly_mode, dispatch, dtypes, grad_mode
+from . import anomaly_mode, dispatch, grad_mode
 from .graph import (
     AccumulateGrad,
     Edge,
     EdgeTuple,
     GraphRoot,
     Node,
-    is_stealable,
     task_state,
 )
+from .engine_checks import (  # (validate_outputs and buffer_add: engine's names too)
+    _ARRAYS,
+    _SCALARS,
+    _SMALL_SUM,
+    InputBuffer,
+    _as_arrays,
+    _as_tensors,
+    _checked,
+    buffer_add as buffer_add,
+    validate_outputs as validate_outputs,
+)
 from .engine_hooks import call_tensor_pre_hooks, replace_gradients
-from .numpy_kernels import sum_to_size
 from .tensor import Tensor
 
 _NDARRAY = np.ndarray
 _GRAD_MODE = grad_mode._state
-# What a 0-d array form's arithmetic returns: numpy scalars, handed on as they are
-# (each is a 0-d gradient of its dtype; numpy's scalar arithmetic does what its 0-d
-# array arithmetic does, in the same dtype, at a fraction of the cost).
-_SCALARS: frozenset[Any] = frozenset(
-    {np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128}
-)
-# ndarray and the numpy scalars: what a buffer holds while arrays flow.
-_ARRAYS: frozenset[Any] = frozenset({np.ndarray}) | _SCALARS
 
 
 class _ArrayForms:
@@ -62,176 +63,6 @@ class _ArrayForms:
 
 
 ARRAY_FORMS = _ArrayForms()
-
-# The gradients arriving at one node, summed per input slot, are a plain list (one
-# entry per input of the node): `buffer_add` adds one gradient into it. A backward that
-# records no graph hands gradients on as bare arrays between the nodes that have an
-# array form (`Node.apply_arrays`), so a slot holds a Tensor or an ndarray; a node
-# without one gets Tensors (`_as_tensors`), as every hook and capture does.
-InputBuffer: TypeAlias = "list[Tensor | np.ndarray | None]"
-
-
-def buffer_add(slots: InputBuffer, position: int, gradient: Any) -> None:
-    """Add `gradient` into slot `position` (None adds nothing)."""
-    if gradient is None:
-        return
-    old = slots[position]
-    if old is None:
-        slots[position] = gradient
-    elif old.__class__ in _ARRAYS or gradient.__class__ in _ARRAYS:
-        _array_buffer_add(slots, position, old, gradient)
-    elif grad_mode.is_grad_enabled():
-        slots[position] = old + gradient  # recorded: create_graph
-    elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
-        # A subclass (vmap's BatchedTensor): its _data is not all of it.
-        slots[position] = old + gradient
-    else:
-        slots[position] = None
-        if is_stealable(old):
-            np.add(old._data, gradient._data, out=old._data)
-            slots[position] = old
-        else:
-            slots[position] = Tensor(np.asarray(old._data + gradient._data))
-
-
-def _array_buffer_add(
-    slots: InputBuffer, position: int, old: Any, gradient: Any
-) -> None:
-    """buffer_add where a gradient is a bare array (no graph recorded): in place into
-    the array already there when nothing else sees it, else into a new array."""
-    old_array: Any = old if old.__class__ in _ARRAYS else old._data
-    new_array: Any = gradient if gradient.__class__ in _ARRAYS else gradient._data
-    if old.__class__ not in _ARRAYS and old.__class__ is not Tensor:
-        # a subclass (vmap's BatchedTensor)
-        slots[position] = old + Tensor(np.asarray(new_array))
-        return
-    if old_array.__class__ is not _NDARRAY or new_array.__class__ is not _NDARRAY:
-        slots[position] = old_array + new_array  # a numpy scalar: 0-d, no copy to save
-        return
-    slots[position] = None
-    del old
-    if (
-        sys.getrefcount(old_array) <= _BUFFER_ARRAY_REFS
-        and old_array.base is None
-        and old_array.flags.writeable
-    ):
-        np.add(old_array, new_array, out=old_array)
-        slots[position] = old_array
-    else:
-        slots[position] = np.asarray(old_array + new_array)
-
-
-# Gradients up to this many elements are summed into a new array by the engine's loop
-# (the in-place add saves an allocation only where one costs more than the checks).
-_SMALL_SUM = 1024
-
-# In _array_buffer_add an array nobody else holds is referenced by the local
-# `old_array` and getrefcount's argument only (its slot was emptied).
-_BUFFER_ARRAY_REFS = 2
-
-
-def _as_tensors(inputs: InputBuffer) -> list[Tensor | None]:
-    """The buffer with its bare arrays wrapped as Tensors (in place), for a node that
-    runs its tensor form, hooks and captures."""
-    for slot, value in enumerate(inputs):
-        if value.__class__ is _NDARRAY:
-            inputs[slot] = Tensor(value)
-        elif value.__class__ in _SCALARS:
-            inputs[slot] = Tensor(np.asarray(value))
-    return inputs  # type: ignore[return-value]
-
-
-def _as_arrays(inputs: InputBuffer) -> bool:
-    """Replace each plain Tensor of the buffer by its array (in place); False (and
-    nothing changed that matters) when a slot holds a Tensor subclass."""
-    for slot, value in enumerate(inputs):
-        if value is None or value.__class__ in _ARRAYS:
-            continue
-        if value.__class__ is not Tensor:
-            return False
-        inputs[slot] = value._data
-    return True
-
-
-def _shape_error(index: int, got: tuple[int, ...], expected: tuple[int, ...]) -> str:
-    return (
-        f"invalid gradient at index {index} - got {list(got)} but expected shape "
-        f"compatible with {list(expected)}"
-    )
-
-
-def is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
-    """Whether a tensor of `shape` broadcasts to `desired` (so `desired` sums back)."""
-    if len(shape) > len(desired):
-        return False
-    for size, target in zip(reversed(shape), reversed(desired)):
-        if size != target and size != 1:
-            return False
-    return True
-
-
-def _error(node: Node | None, message: str) -> str:
-    """A validation failure: "Function XBackward0 returned an invalid ..." for a node's
-    gradients, the bare message for the root gradients."""
-    return message if node is None else f"Function {node.name()} returned an {message}"
-
-
-def validate_outputs(
-    edges: Sequence[EdgeTuple], grads: list[Tensor | None], node: Node | None = None
-) -> None:
-    """Check every gradient against the input it flows to; reduce and cast in place.
-
-    `node` produced `grads` (None for the root gradients); errors name it.
-    """
-    if len(grads) != len(edges):
-        raise RuntimeError(
-            _error(
-                node,
-                f"invalid number of gradients - expected {len(edges)}, but got "
-                f"{len(grads)}",
-            )
-        )
-    for index, (function, input_nr) in enumerate(edges):
-        grad = grads[index]
-        if function is None or grad is None:
-            continue
-        grads[index] = _validated(node, index, grad, function, input_nr)
-
-
-def _validated(
-    node: Node | None, index: int, grad: object, function: Node, input_nr: int
-) -> Tensor:
-    """Gradient `index` of `node`, checked against input `input_nr` of `function` it
-    flows to, summed to that input's shape and cast to its dtype."""
-    if not isinstance(grad, Tensor):
-        raise TypeError(
-            _error(
-                node,
-                f"invalid gradient at index {index} - expected a Tensor or None, "
-                f"but got {type(grad).__name__}",
-            )
-        )
-    expected_shape, expected_dtype = function._input_metadata[input_nr]
-    shape = grad._data.shape
-    if shape != expected_shape:
-        if not is_expandable_to(expected_shape, shape):
-            raise RuntimeError(_error(node, _shape_error(index, shape, expected_shape)))
-        grad = grad.sum_to_size(expected_shape)
-    if expected_dtype is not None and grad._data.dtype != expected_dtype:
-        grad_is_complex = grad._data.dtype.kind == "c"
-        if grad._data.dtype.kind != "f" and grad_is_complex != (
-            expected_dtype.kind == "c"
-        ):
-            raise RuntimeError(
-                _error(
-                    node,
-                    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
-                    "== grad_is_complex) to be true, but got false.",
-                )
-            )
-        grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])
-    return grad
-
 
 _task_ids = itertools.count()
 
@@ -283,20 +114,67 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     Nodes whose topological number is below `min_topo_nr` cannot lead to any of the
     requested outputs, so the search does not go below them (PyTorch's pruning).
     """
-    dependencies = task.dependencies
     task.root = root
+    dependencies = task.dependencies
+    if min_topo_nr:
+        _pruned_dependencies(root, dependencies, min_topo_nr)
+        return
+    # Without pruning: the first child seen for the first time is visited next
+    # without going through the stack (a chain never touches it).
+    stack: list[Node] = []
+    push, pop, get = stack.append, stack.pop, dependencies.get
+    node = root
+    while True:
+        following: Node | None = None
+        edges = node._num_edges  # the edges kept flat in the node, read inline
+        if edges:
+            function = node._fn0
+            if function is not None:
+                count = get(function)
+                if count is None:
+                    dependencies[function] = 1
+                    following = function
+                else:
+                    dependencies[function] = count + 1
+            if edges > 1:
+                function = node._fn1  # (the same steps, unrolled: most have 1 or 2)
+                if function is not None:
+                    count = get(function)
+                    if count is None:
+                        dependencies[function] = 1
+                        if following is None:
+                            following = function
+                        else:
+                            push(function)
+                    else:
+                        dependencies[function] = count + 1
+                if edges > 2:
+                    for function, _ in node._more:
+                        if function is None:
+                            continue
+                        count = get(function)
+                        if count is None:
+                            dependencies[function] = 1
+                            push(function)
+                        else:
+                            dependencies[function] = count + 1
+        if following is not None:
+            node = following
+        elif stack:
+            node = pop()
+        else:
+            return
+
+
+def _pruned_dependencies(
+    root: Node, dependencies: dict[Node, int], min_topo_nr: int
+) -> None:
+    """compute_dependencies below `min_topo_nr` > 0: no search below such nodes."""
     stack = [root]
     pop, push, get = stack.pop, stack.append, dependencies.get
     while stack:
         node = pop()
-        edges = node._num_edges  # the edges kept flat in the node, read inline
-        if edges == 1:
-            functions: Sequence[Node | None] = (node._fn0,)
-        elif edges == 2:
-            functions = (node._fn0, node._fn1)
-        else:
-            functions = [function for function, _ in node._next_edges]
-        for function in functions:
+        for function, _ in node._next_edges:
             if function is None:
                 continue
             count = get(function)
@@ -460,39 +338,53 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
     run (and raise) instead."""
     metadata = root._input_metadata
     expected_shape, expected_dtype = metadata[input_nr]
+    dtype = root_grad.dtype
     if root_grad.shape != expected_shape or (
-        expected_dtype is not None and root_grad.dtype != expected_dtype
+        dtype is not expected_dtype
+        and expected_dtype is not None
+        and dtype != expected_dtype
     ):
         return False
     root_buffer: InputBuffer = [None] * len(metadata)
     root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
     task = GraphTask(keep_graph)
     compute_dependencies(root, task)
-    _run_task(task, root, root_buffer, False)
-    return True
-
-
-def _arrays_may_flow(create_graph: bool) -> bool:
-    """Whether this backward may hand gradients on as bare arrays: it records no
-    graph, no forward-AD level is open, no dispatch detour (profiler, vmap) must see
-    the calls, and the array forms are on."""
-    return (
-        not create_graph
-        and not dispatch.forward_ad_levels.count
+    if (
+        (root_grad.__class__ in _SCALARS or root_grad.ndim)  # (a 0-d one: _run's)
+        and not dispatch.forward_ad_levels.count  # arrays may flow (see _run)
         and dispatch._detour is None
         and ARRAY_FORMS.enabled
-    )
+    ):
+        # _run_task and _run in one, for _run_plain's common case.
+        state = task_state
+        previous_mode = _GRAD_MODE.enabled
+        previous_exec_info, previous_task = state.exec_info, state.task
+        _GRAD_MODE.enabled = False
+        state.exec_info, state.task = None, task
+        try:
+            ready: list[tuple[int, int, Node, InputBuffer]] = []
+            following, pushes, mixed = _run_plain(task, (root, root_buffer), ready)
+            if following is not None or ready:
+                _run_loop(task, following, ready, pushes, mixed, True)
+        finally:
+            _GRAD_MODE.enabled = previous_mode
+            state.exec_info, state.task = previous_exec_info, previous_task
+        if task.not_ready:
+            raise RuntimeError("could not compute gradients for some functions")
+        return True
+    _run_task(task, root, root_buffer, False)
+    return True
 
 
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
     ready: list[tuple[int, int, Node, InputBuffer]] = []
     pushes = 0
-    dependencies = task.dependencies
-    not_ready = task.not_ready
     exec_info = task.exec_info
-    keep_graph = task.keep_graph
-    arrays = (  # _arrays_may_flow, inline
+    # Whether this backward may hand gradients on as bare arrays: it records no graph,
+    # no forward-AD level is open, no dispatch detour (profiler, vmap) must see the
+    # calls, and the array forms are on.
+    arrays = (
         not _GRAD_MODE.enabled
         and not dispatch.forward_ad_levels.count
         and dispatch._detour is None
@@ -516,10 +408,33 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 root_buffer[slot] = value[()]
     elif not arrays:
         _as_tensors(root_buffer)
-    heappop, heappush = heapq.heappop, heapq.heappush
     # The one node that became ready while no other was (a chain's next link, the
     # root): run next without going through the heap.
     following: tuple[Node, InputBuffer] | None = (root, root_buffer)
+    if arrays and not mixed and exec_info is None:
+        # The common case first: _run_loop takes over at the first node that needs
+        # more than _run_plain does.
+        following, pushes, mixed = _run_plain(task, following, ready)
+        if following is None and not ready:
+            return
+    _run_loop(task, following, ready, pushes, mixed, arrays)
+
+
+def _run_loop(
+    task: GraphTask,
+    following: tuple[Node, InputBuffer] | None,
+    ready: list[tuple[int, int, Node, InputBuffer]],
+    pushes: int,
+    mixed: bool,
+    arrays: bool,
+) -> None:
+    """_run's loop: every node, with everything a node may need (hooks, captures,
+    exec info, the tensor form, anomaly mode)."""
+    heappop, heappush = heapq.heappop, heapq.heappush
+    dependencies = task.dependencies
+    not_ready = task.not_ready
+    exec_info = task.exec_info
+    keep_graph = task.keep_graph
     while True:
         if following is not None:
             node, inputs = following
@@ -557,16 +472,6 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     task.captured[output_index] = inputs[input_nr]  # type: ignore
             if node not in task.needed:
                 continue
-        count = node._num_edges  # Node._next_edges, inline
-        edges = (
-            ((node._fn0, node._nr0),)
-            if count == 1
-            else (
-                ((node._fn0, node._nr0), (node._fn1, node._nr1))
-                if count == 2
-                else node._next_edges
-            )
-        )
         if (
             extras is not None and (extras.pre_hooks or extras.post_hooks)
         ) or anomaly_mode._enabled:
@@ -585,12 +490,19 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     _as_tensors(inputs) if arrays else inputs  # type: ignore[arg-type]
                 )
             outputs = produced if type(produced) is list else list(produced)
-            if len(outputs) != len(edges):
-                validate_outputs(edges, outputs, node)  # raises the count error
+            if len(outputs) != node._num_edges:
+                validate_outputs(node._next_edges, outputs, node)  # the count error
         del inputs
         if not keep_graph and node._releases:
             node.release_variables()
-        for index, (function, input_nr) in enumerate(edges):
+        # The next edges, read off the node's flat slots (Node._next_edges, inline).
+        for index in range(node._num_edges):
+            if index == 0:
+                function, input_nr = node._fn0, node._nr0
+            elif index == 1:
+                function, input_nr = node._fn1, node._nr1
+            else:
+                function, input_nr = node._more[index - 2]
             if function is None:
                 continue
             gradient: Any = outputs[index]
@@ -607,7 +519,11 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 if (
                     data is None
                     or data.shape != expected_shape
-                    or (expected_dtype is not None and data.dtype != expected_dtype)
+                    or (
+                        (dtype := data.dtype) is not expected_dtype
+                        and expected_dtype is not None
+                        and dtype != expected_dtype
+                    )
                 ):
                     gradient = _checked(node, index, gradient, function, input_nr)
                     cls = gradient.__class__
@@ -631,7 +547,8 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                     dependencies[function] = remaining
                     continue
                 next_buffer = [None] * len(function._input_metadata)
-            if gradient is not None:
+                next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
+            elif gradient is not None:
                 old = next_buffer[input_nr]
                 if old is None:
                     next_buffer[input_nr] = gradient
@@ -672,60 +589,177 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         outputs = produced = gradient = next_buffer = data = old = None  # type: ignore
 
 
-def _checked(
-    node: Node, index: int, gradient: Any, function: Node, input_nr: int
-) -> Any:
-    """Gradient `index` of `node` as it flows to input `input_nr` of `function`: as it
-    is when it matches that input's shape and dtype, else through `_validated`."""
-    expected_shape, expected_dtype = function._input_metadata[input_nr]
-    cls = gradient.__class__
-    if cls is _NDARRAY:
-        shape = gradient.shape
-        if shape != expected_shape:
-            # As _validated, on the array: no graph is recorded, so the operator
-            # would run this very kernel.
-            if not is_expandable_to(expected_shape, shape):
-                raise RuntimeError(
-                    _error(node, _shape_error(index, shape, expected_shape))
+def _run_plain(
+    task: GraphTask,
+    following: tuple[Node, InputBuffer] | None,
+    ready: list[tuple[int, int, Node, InputBuffer]],
+) -> tuple[tuple[Node, InputBuffer] | None, int, bool]:
+    """_run's loop for what most backward passes are made of: arrays flow, no exec
+    info, and every node runs its array form (or is a leaf's sink) without hooks,
+    metadata or anomaly mode. It stops before the first node that needs more, or
+    after the node that handed on a Tensor subclass (`mixed`), and returns where _run's
+    loop goes on: (the next node and its buffer, or None; the heap's push count;
+    mixed). The steps are _run's, without the checks that cannot apply here."""
+    heappop, heappush = heapq.heappop, heapq.heappush
+    dependencies = task.dependencies
+    not_ready = task.not_ready
+    release = not task.keep_graph
+    pushes = 0
+    mixed = False
+    while True:
+        if following is not None:
+            node, inputs = following
+            following = None
+        elif ready:
+            _, _, node, inputs = heappop(ready)
+        else:
+            return None, pushes, False
+        if node._extras is not None or anomaly_mode._enabled:
+            return (node, inputs), pushes, False
+        if not node._has_array_form:
+            if (
+                type(node) is AccumulateGrad
+                and not node.variable._hooks
+                and _accumulate_array(node, inputs)
+            ):
+                continue
+            return (node, inputs), pushes, False
+        if release and node._will_release:
+            node.will_release_variables()
+        outputs: Any = node.apply_arrays(inputs)
+        if outputs is None:  # a saved subclass: the tensor form
+            return (node, inputs), pushes, False
+        if type(outputs) is not list:
+            outputs = list(outputs)
+        if len(outputs) != node._num_edges:
+            validate_outputs(node._next_edges, outputs, node)  # the count error
+        del inputs
+        if release and node._releases:
+            node.release_variables()
+        for index in range(node._num_edges):
+            if index == 0:
+                function, input_nr = node._fn0, node._nr0
+            elif index == 1:
+                function, input_nr = node._fn1, node._nr1
+            else:
+                function, input_nr = node._more[index - 2]
+            if function is None:
+                continue
+            gradient: Any = outputs[index]
+            if gradient is not None:
+                expected_shape, expected_dtype = function._input_metadata[input_nr]
+                cls = gradient.__class__
+                data = (
+                    gradient
+                    if cls is _NDARRAY or cls in _SCALARS
+                    else gradient._data if cls is Tensor else None
                 )
-            gradient = np.asarray(sum_to_size(gradient, expected_shape))
-        if expected_dtype is None or gradient.dtype == expected_dtype:
-            return gradient
-        return _validated(node, index, Tensor(gradient), function, input_nr)
-    if cls is Tensor:
-        data = gradient._data
-        if data.shape == expected_shape and (
-            expected_dtype is None or data.dtype == expected_dtype
-        ):
-            return gradient
-    elif isinstance(gradient, np.generic):  # an array form's 0-d result
-        return _checked(node, index, np.asarray(gradient), function, input_nr)
-    return _validated(node, index, gradient, function, input_nr)
+                if (
+                    data is None
+                    or data.shape != expected_shape
+                    or (
+                        (dtype := data.dtype) is not expected_dtype
+                        and expected_dtype is not None
+                        and dtype != expected_dtype
+                    )
+                ):
+                    gradient = _checked(node, index, gradient, function, input_nr)
+                    cls = gradient.__class__
+                    data = (
+                        gradient
+                        if cls is _NDARRAY
+                        else gradient._data if cls is Tensor else None
+                    )
+                if data is None:
+                    mixed = True  # a Tensor subclass goes on as it is
+                elif cls is not Tensor or (
+                    function._has_array_form or type(function) is AccumulateGrad
+                ):
+                    gradient = data
+            remaining = dependencies[function] - 1
+            # (a buffer stays in not_ready, added to in place, until its last edge)
+            next_buffer = not_ready.get(function)
+            if next_buffer is None:
+                next_buffer = [None] * len(function._input_metadata)
+                next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
+                if remaining:
+                    not_ready[function] = next_buffer
+            else:
+                if not remaining:
+                    del not_ready[function]
+                if gradient is not None:
+                    old = next_buffer[input_nr]
+                    if old is None:
+                        next_buffer[input_nr] = gradient
+                    elif (
+                        (old.__class__ is _NDARRAY and old.size <= _SMALL_SUM)
+                        or old.__class__ in _SCALARS
+                    ) and gradient.__class__ in _ARRAYS:
+                        next_buffer[input_nr] = old + gradient  # (as in _run)
+                    else:
+                        del old
+                        buffer_add(next_buffer, input_nr, gradient)
+            if remaining == 0:
+                if (
+                    not function._has_array_form
+                    and type(function) is AccumulateGrad
+                    and function._extras is None
+                    and not function.variable._hooks
+                    and not function.variable._post_accumulate_grad_hooks
+                ):
+                    # A leaf's sink would run next (its sequence number is the
+                    # highest) and nothing can see the difference: it runs at once,
+                    # with its gradient held by the buffer alone (so .grad may take
+                    # it over).
+                    outputs[index] = gradient = data = None
+                    if _accumulate_array(function, next_buffer):
+                        continue
+                if following is None:
+                    following = (function, next_buffer)
+                else:
+                    heappush(
+                        ready,
+                        (-function._sequence_number, pushes, function, next_buffer),
+                    )
+                    pushes += 1
+            else:
+                dependencies[function] = remaining
+        if following is not None and ready:
+            function, next_buffer = following
+            following = None
+            heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+            pushes += 1
+        # (as in _run: a gradient only its buffer holds can be taken over)
+        outputs = gradient = next_buffer = data = old = None
+        if mixed:
+            return following, pushes, True
 
 
 def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
     """AccumulateGrad.apply for a gradient that arrives as a bare array (or a plain
     Tensor): the same `.grad`, stolen or copied by the same rule. False when the
     tensor form must run instead (a subclass, grad mode turned on by a hook)."""
-    new = inputs[0]
-    if new.__class__ is Tensor:
-        return False  # the Tensor itself may become .grad: AccumulateGrad.apply
-    if new.__class__ in _SCALARS:
-        new = np.asarray(new)  # a new 0-d array, nobody else's
-    elif new is None or new.__class__ is not _NDARRAY:
-        return False
-    if grad_mode._state.enabled:
+    new: Any = inputs[0]
+    cls = new.__class__
+    if cls in _SCALARS:
+        new = np.asarray(new)  # a new 0-d array, nobody else's: .grad takes it
+        fresh = True
+    elif cls is _NDARRAY:
+        fresh = False
+    else:
+        return False  # None, or a Tensor that may become .grad: AccumulateGrad.apply
+    if _GRAD_MODE.enabled:
         return False
     variable = node.variable
     if variable._grad_fn is not None:
         raise RuntimeError("leaf variable has been moved into the graph interior")
-    if not variable.requires_grad:
+    if not (variable._requires_grad or variable.requires_grad):
         return True
     with node._mutex or node._lock():
         old_grad = variable._grad
         if old_grad is None:
             inputs[0] = None
-            if (
+            if fresh or (
                 sys.getrefcount(new) <= _ACCUMULATE_ARRAY_REFS
                 and new.base is None
                 and new.flags.writeable

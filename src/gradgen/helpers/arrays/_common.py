@@ -152,8 +152,10 @@ def plain_tensors(saved: Sequence[Tensor | None]) -> bool:
     return True
 
 
-def tensors_of(values: list[Any], grads: Sequence[Tensor | None]) -> list[Any]:
-    """An array form's results as gradient Tensors, in place (see as_tensor)."""
+def tensors_of(values: list[Any] | None, grads: Sequence[Tensor | None]) -> list[Any]:
+    """An array form's results as gradient Tensors, in place (see as_tensor). (A
+    node's apply_arrays returns None only when it read no saved arrays it was given.)"""
+    assert values is not None
     for index, value in enumerate(values):
         if value is not None:
             values[index] = as_tensor(value, grads)

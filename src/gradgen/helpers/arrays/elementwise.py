@@ -203,7 +203,11 @@ _FLOAT_SCALARS = frozenset({np.float16, np.float32, np.float64})
 
 def neg(self: np.ndarray) -> np.ndarray:
     if self.__class__ in _FLOAT_ARRAYS and self.dtype.kind == "f":
-        return negative(self)  # a 0-d one as a numpy scalar (handed on as it is)
+        # The kernel's negative without its bool check: an ndarray's `-` is numpy's
+        # negative, a numpy scalar's is its own (the same sign flip, a tenth of the
+        # ufunc's cost; a 0-d array's result is a numpy scalar, handed on as it is).
+        result: np.ndarray = -self
+        return result
     return as_array(negative(self))
 
 
@@ -385,15 +389,26 @@ def mul_tensor_backward(
     grad: np.ndarray, other: np.ndarray, self_type: dtype
 ) -> np.ndarray | None:
     # _same_dtype (not complex) or _float_and_number, inline: every mul node runs it.
-    if grad.__class__ in _FLOAT_ARRAYS:
-        kind = grad.dtype.kind
-        if (other.__class__ in _REAL_NUMBERS and kind == "f") or (
-            other.__class__ in _FLOAT_ARRAYS
-            and grad.dtype is other.dtype
-            and kind != "c"
-        ):
+    # (grad is an ndarray or a numpy scalar: it has a dtype.)
+    cls = other.__class__
+    if cls is _NDARRAY:
+        if grad.dtype is other.dtype and other.dtype.kind == "f":
+            if not other.ndim:
+                # A 0-d array times a numpy scalar costs ten times its numpy scalar's
+                # product, the same multiplication.
+                other = other[()]
             product: np.ndarray = grad * other  # real: conj, handle_r_to_c: nothing
             return product
+    elif (
+        (cls is float or cls is int)
+        and grad.__class__ in _FLOAT_ARRAYS
+        and grad.dtype.kind == "f"
+    ) or (
+        cls in _FLOAT_ARRAYS
+        and grad.dtype is other.dtype
+        and grad.__class__ in _FLOAT_ARRAYS
+    ):
+        return grad * other  # type: ignore[no-any-return]
     return handle_r_to_c(self_type, mul(grad, conj(other)))
 
 
@@ -435,7 +450,9 @@ def pow_backward(
     if exponent == 0:
         return zeros_like(self)
     if (
-        _float_and_number(self, exponent)
+        self.__class__ in _FLOAT_ARRAYS  # _float_and_number, inline
+        and exponent.__class__ in _REAL_NUMBERS
+        and self.dtype.kind == "f"
         and grad.__class__ in _FLOAT_ARRAYS
         and grad.dtype is self.dtype
         and grad.shape == self.shape
@@ -443,7 +460,13 @@ def pow_backward(
         # The common case (`x ** 3` on a real floating x): the steps below, each on
         # its fast path, without their checks (the same numpy calls, the same bits).
         if not self.ndim:  # 0-d: numpy's scalar arithmetic, a numpy scalar out
-            powered = self if exponent == 2 else self ** (exponent - 1)
+            if exponent == 2 or exponent == 3:
+                # On self's numpy scalar (a tenth of a 0-d array's cost): x, or
+                # x * x, which is what `x ** 2` computes (numpy's square).
+                scalar = self[()]
+                powered = scalar if exponent == 2 else scalar * scalar
+            else:
+                powered = self ** (exponent - 1)
             return powered * exponent * grad  # type: ignore[no-any-return]
         powered = self if exponent == 2 else as_array(self ** (exponent - 1))
         derivative = as_array(powered * exponent)
