@@ -42,6 +42,18 @@ def _check_not_bool(kernel: str, array: np.ndarray) -> None:
 
 def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     """A matrix product of two matrices of one dtype (PyTorch's checks and messages)."""
+    dtype = self.dtype
+    if (
+        dtype is mat2.dtype
+        and dtype.kind in "fc"
+        and self.ndim == 2
+        and mat2.ndim == 2
+        and self.shape[1] == mat2.shape[0]
+    ):
+        # The common case (two float or complex matrices that fit): the checks below
+        # all pass.
+        product: np.ndarray = np.matmul(self, mat2)
+        return product
     if self.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:

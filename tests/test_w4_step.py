@@ -1,0 +1,252 @@
+"""Issue 14, W4 (helper "w4"): the MLP step's shortcuts give what the general paths
+gave, bit for bit, and stay out of the cases they must not take.
+
+- relu of a C-contiguous float32/float64 array is numpy's maximum against zeros, once
+  a probe has shown that maximum to be relu's select `x < 0 ? 0 : x` on this build
+  (signed zeros and NaN payloads kept), else the select;
+- mm's kernel multiplies two fitting float or complex matrices without its checks;
+- matmul of two matrices goes to mm first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradgen
+from gradgen.numpy_kernels import activation, linalg
+from torch_oracle import oracle
+
+# Values whose bits a shortcut could lose: signed zeros, infinities, NaNs (a payload,
+# a negative one), subnormals.
+SPECIAL = [0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 5e-324, -3e-310, 1e300]
+NAN_BITS = (0x7FF8000000000ABC, -0x0007FFFFFFFFF001)
+
+
+def _specials(dtype: Any, length: int) -> np.ndarray:
+    nans = np.array(NAN_BITS, np.int64).view(np.float64)
+    with np.errstate(all="ignore"):
+        values = np.concatenate([np.array(SPECIAL), nans]).astype(dtype)
+    return np.resize(values, length)
+
+
+def _bits(array: Any) -> bytes:
+    values = np.ascontiguousarray(array)
+    return values.dtype.str.encode() + repr(values.shape).encode() + values.tobytes()
+
+
+def _select(x: np.ndarray) -> np.ndarray:
+    """relu by its definition: 0 where x < 0, else x's own bits."""
+    return np.where(x < 0, np.zeros((), x.dtype), x)
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """relu's probe forgotten for the test, restored after it."""
+    by_maximum = set(activation._RELU_BY_MAXIMUM)
+    unprobed = set(activation._RELU_UNPROBED)
+    activation._RELU_BY_MAXIMUM.clear()
+    activation._RELU_UNPROBED.update({np.dtype(np.float32), np.dtype(np.float64)})
+    yield
+    activation._RELU_BY_MAXIMUM.clear()
+    activation._RELU_BY_MAXIMUM.update(by_maximum)
+    activation._RELU_UNPROBED.clear()
+    activation._RELU_UNPROBED.update(unprobed)
+
+
+# -- relu ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("length", [1, 7, 12, 33, 100, 1000])
+def test_relu_keeps_signed_zeros_and_nan_bits(dtype: Any, length: int) -> None:
+    x = _specials(dtype, length)
+    assert _bits(activation.relu(x)) == _bits(_select(x))
+    y = x.reshape(1, -1) if length % 2 else x.reshape(2, -1)
+    assert _bits(activation.relu(y)) == _bits(_select(y))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_of_layouts_the_maximum_does_not_take(dtype: Any) -> None:
+    x = _specials(dtype, 600).reshape(20, 30)
+    for view in (x.T, x[:, ::2], x[::-1], np.asfortranarray(x)):
+        assert not view.flags.c_contiguous
+        assert _bits(activation.relu(view)) == _bits(_select(view))
+    scalar = activation.relu(np.asarray(-0.0, dtype))
+    assert scalar.shape == () and np.signbit(scalar)
+    assert activation.relu(np.asarray(-2.0, dtype)).tolist() == 0.0
+
+
+def test_relu_result_is_a_fresh_writeable_array() -> None:
+    x = np.array([-1.0, 2.0, -0.0])
+    result = activation.relu(x)
+    assert result.flags.writeable and result.flags.owndata
+    result[0] = 9.0
+    assert x.tolist()[0] == -1.0
+
+
+@pytest.mark.usefixtures("fresh_probe")
+def test_the_probe_decides_once_per_dtype() -> None:
+    x = _specials(np.float64, 50)
+    assert np.dtype(np.float64) in activation._RELU_UNPROBED
+    assert _bits(activation.relu(x)) == _bits(_select(x))
+    assert np.dtype(np.float64) not in activation._RELU_UNPROBED
+    assert np.dtype(np.float32) in activation._RELU_UNPROBED  # not asked yet
+    # On this machine's numpy, maximum either is the select or it is not: the probe's
+    # answer agrees with a direct check.
+    same = _bits(activation._maximum_of_zero(x)) == _bits(_select(x))
+    assert (np.dtype(np.float64) in activation._RELU_BY_MAXIMUM) == same
+
+
+@pytest.mark.usefixtures("fresh_probe")
+def test_a_maximum_that_loses_negative_zero_keeps_the_select(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[np.ndarray] = []
+
+    def ordered_maximum(x: np.ndarray) -> np.ndarray:
+        calls.append(x)
+        return np.where(x <= 0, np.zeros((), x.dtype), x)  # -0.0 becomes 0.0
+
+    monkeypatch.setattr(activation, "_maximum_of_zero", ordered_maximum)
+    x = np.array([-0.0, 1.0, -3.0])
+    result = activation.relu(x)
+    assert calls  # the probe ran the maximum
+    assert np.dtype(np.float64) not in activation._RELU_BY_MAXIMUM
+    assert np.signbit(result[0]) and result.tolist() == [0.0, 1.0, 0.0]
+    calls.clear()
+    activation.relu(x)
+    assert not calls  # decided: not asked again
+
+
+@pytest.mark.usefixtures("fresh_probe")
+def test_a_maximum_that_quiets_nans_keeps_the_select(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def quieting_maximum(x: np.ndarray) -> np.ndarray:
+        result = _select(x)
+        result[np.isnan(result)] = np.nan
+        return result
+
+    monkeypatch.setattr(activation, "_maximum_of_zero", quieting_maximum)
+    x = _specials(np.float32, 40)
+    assert _bits(activation.relu(x)) == _bits(_select(x))
+    assert np.dtype(np.float32) not in activation._RELU_BY_MAXIMUM
+
+
+def test_relu_other_dtypes_and_errors_unchanged() -> None:
+    assert activation.relu(np.array([-2, 0, 3])).tolist() == [0, 0, 3]
+    assert activation.relu(np.array([-2, 3], np.int8)).dtype == np.int8
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        activation.relu(np.array([True, False]))
+    with pytest.raises(NotImplementedError, match="clamp is not supported for complex"):
+        activation.relu(np.array([1j, -1.0]))
+
+
+def test_relu_forward_and_backward_equal_torchs_bits() -> None:
+    x = _specials(np.float64, 64).reshape(8, 8)
+    g = np.random.default_rng(0).standard_normal((8, 8))
+    leaf = gradgen.tensor(x, requires_grad=True)
+    out = gradgen.relu(leaf)
+    out.backward(gradgen.tensor(g))
+    assert leaf.grad is not None
+
+    def torch_relu(torch: Any) -> list[Any]:
+        t = torch.tensor(x, requires_grad=True)
+        y = torch.relu(t)
+        y.backward(torch.tensor(g))
+        return [y.detach(), t.grad]
+
+    # (a recorded answer keeps values and zeros' signs; NaN bits: the tests above)
+    for got, want in zip(
+        [out.detach().numpy(), leaf.grad.numpy()], oracle("relu", torch_relu)
+    ):
+        np.testing.assert_array_equal(got, want)
+        numbers = ~np.isnan(got)
+        assert np.array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+# -- mm and matmul -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float64, np.complex128, np.int64, np.float16]
+)
+def test_mm_kernel_is_numpys_matmul(dtype: Any) -> None:
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((3, 4)) * 4).astype(dtype)
+    b = (rng.standard_normal((4, 2)) * 4).astype(dtype)
+    assert _bits(linalg.mm(a, b)) == _bits(np.matmul(a, b))
+    assert _bits(linalg.mm(a.T.copy().T, b[::1])) == _bits(np.matmul(a, b))
+
+
+def test_mm_kernel_checks_stay_for_what_does_not_fit() -> None:
+    a, b = np.ones((2, 3)), np.ones((4, 2))
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(2x3 and 4x2\)"):
+        linalg.mm(a, b)
+    with pytest.raises(RuntimeError, match="self must be a matrix"):
+        linalg.mm(np.ones(3), b)
+    with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
+        linalg.mm(a, np.ones(3))
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        linalg.mm(a, np.ones((3, 2), np.float32))
+    with pytest.raises(RuntimeError, match="addmm_impl_cpu_"):
+        linalg.mm(np.ones((2, 3), bool), np.ones((3, 2), bool))
+
+
+def test_matmul_of_matrices_and_other_ranks_records_pytorchs_nodes() -> None:
+    rng = np.random.default_rng(3)
+    m = gradgen.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    n = gradgen.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    v = gradgen.tensor(rng.standard_normal(4), requires_grad=True)
+    products = {
+        "mm": gradgen.matmul(m, n),
+        "mv": gradgen.matmul(m, v),
+        "dot": gradgen.matmul(v, v),
+    }
+    for name, product in products.items():
+        assert product.grad_fn is not None
+        assert type(product.grad_fn).__name__.lower().startswith(name)
+    np.testing.assert_array_equal(
+        products["mm"].detach().numpy(), m.detach().numpy() @ n.detach().numpy()
+    )
+    with pytest.raises(RuntimeError, match="both arguments to matmul need"):
+        gradgen.matmul(gradgen.tensor(1.0), m)
+
+
+def test_w4_step_gradients_equal_torchs() -> None:
+    """The bench's W4 step at a small size: zero grads, relu MLP, MSE, SGD update."""
+    rng = np.random.default_rng(4)
+    x0, y0 = rng.standard_normal((8, 12)), rng.standard_normal((8, 3))
+    params0 = [
+        rng.standard_normal((12, 6)),
+        rng.uniform(-0.1, 0.1, 6),
+        rng.standard_normal((6, 3)),
+        rng.uniform(-0.1, 0.1, 3),
+    ]
+
+    def run(lib: Any) -> list[Any]:
+        x, y = lib.tensor(x0), lib.tensor(y0)
+        params = [lib.tensor(p, requires_grad=True) for p in params0]
+        w1, b1, w2, b2 = params
+        grads = []
+        for _ in range(2):
+            for p in params:
+                p.grad = None
+            h = lib.relu(lib.matmul(x, w1) + b1)
+            loss = lib.mean((lib.matmul(h, w2) + b2 - y) ** 2)
+            loss.backward()
+            with lib.no_grad():
+                for p in params:
+                    p -= 0.01 * p.grad
+            grads += [p.grad.detach().clone() for p in params]
+        return grads + [p.detach() for p in params]
+
+    got = [t.numpy() for t in run(gradgen)]
+    want = oracle("w4", run)
+    assert len(got) == len(want) == 12
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
