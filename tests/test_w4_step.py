@@ -5,7 +5,11 @@ gave, bit for bit, and stay out of the cases they must not take.
   a probe has shown that maximum to be relu's select `x < 0 ? 0 : x` on this build
   (signed zeros and NaN payloads kept), else the select;
 - mm's kernel multiplies two fitting float or complex matrices without its checks;
-- matmul of two matrices goes to mm first.
+- matmul of two matrices goes to mm first;
+- saved_array reads a SavedVariable's (an output's) array and a (tensor, version)
+  pair's without unpacking them (no Tensor rebuilt), with unpack's checks;
+- div of a spread (mean's backward) divides the numpy number with numpy's scalar
+  arithmetic.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import numpy as np
 import pytest
 
 import gradgen
+from gradgen.helpers import arrays
+from gradgen.helpers.arrays import tensor_forms_only
+from gradgen.helpers.arrays._common import saved_array
 from gradgen.numpy_kernels import activation, linalg
 from torch_oracle import oracle
 
@@ -250,3 +257,127 @@ def test_w4_step_gradients_equal_torchs() -> None:
     assert len(got) == len(want) == 12
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
+
+
+# -- saved_array: SavedVariables and (tensor, version) pairs without unpack ------------
+
+
+def _relu_node(x: Any) -> Any:
+    leaf = gradgen.tensor(x, requires_grad=True)
+    out = gradgen.relu(leaf * 1.0)
+    return leaf, out, out.grad_fn
+
+
+def test_saved_array_of_a_saved_output_is_its_array_unchanged() -> None:
+    _, out, node = _relu_node(np.array([-1.0, 2.0, -0.0]))
+    assert type(node.result_).__name__ == "SavedVariable"
+    assert saved_array(node.result_, node) is out._data
+    assert node.result_.unpack(node)._data is out._data  # what unpack hands over
+
+
+def test_saved_array_of_a_changed_output_raises_unpacks_error() -> None:
+    _, out, node = _relu_node(np.array([-1.0, 2.0]))
+    with gradgen.no_grad():
+        out.add_(1.0)
+    with pytest.raises(RuntimeError) as unpacked:
+        node.result_.unpack(node)
+    with pytest.raises(RuntimeError) as got:
+        saved_array(node.result_, node)
+    assert str(got.value) == str(unpacked.value)
+    assert "modified by an inplace operation" in str(got.value)
+
+
+def test_saved_array_of_a_released_output_raises_backward_twice() -> None:
+    leaf, out, node = _relu_node(np.array([-1.0, 2.0]))
+    out.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second"):
+        saved_array(node.result_, node)
+
+
+def test_saved_array_under_saved_tensor_hooks_unpacks_through_them() -> None:
+    seen: list[Any] = []
+
+    def unpack(value: Any) -> Any:
+        seen.append(value)
+        return value
+
+    with gradgen.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        _, out, node = _relu_node(np.array([-1.0, 2.0]))
+    assert saved_array(node.result_, node).tolist() == [0.0, 2.0]
+    assert len(seen) == 1
+
+
+def test_saved_array_of_a_pair_checks_its_version() -> None:
+    w = gradgen.tensor(np.ones((2, 2)), requires_grad=True)
+    with gradgen.no_grad():
+        w.mul_(2.0)  # w has a version counter now: saved as (w, version)
+    h = gradgen.tensor(np.eye(2), requires_grad=True) * 1.0
+    out = gradgen.matmul(h, w)
+    node = out.grad_fn
+    assert isinstance(node.mat2_, tuple)
+    assert saved_array(node.mat2_, node) is w._data
+    with gradgen.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved_array(node.mat2_, node)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+# -- div of a spread (mean's backward) -------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("divisor", [1, 3, 640, 16777217, 2.5, 0, -7])
+def test_div_of_a_spread_is_true_divides_quotient_spread(
+    dtype: Any, divisor: Any
+) -> None:
+    for value in (1.0, -0.0, 3.7, np.inf, np.nan, 6e-8):
+        number = dtype(value)
+        spread = arrays.expand(number, (3, 4))
+        with np.errstate(all="ignore"):
+            got = arrays.div(spread, divisor)
+            want = np.true_divide(np.broadcast_to(number, (3, 4)), divisor)
+        assert _bits(got) == _bits(want)
+        assert got.strides == (0, 0) and not got.flags.writeable
+
+
+def test_div_of_other_arrays_takes_the_general_path() -> None:
+    spread = arrays.expand(np.float64(3.0), (2, 2))
+    as_ints = spread.view(np.int64)  # a view in another dtype of the same number
+    assert arrays.div(as_ints, 2).dtype == np.float32  # true division of ints
+    ramp = np.arange(4.0)
+    assert arrays.div(ramp, 2).tolist() == [0.0, 0.5, 1.0, 1.5]
+    assert arrays.div(spread, 2, "floor").tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    empty = arrays.expand(np.float64(1.0), (0, 3))
+    assert arrays.div(empty, 2).shape == (0, 3)
+
+
+def test_expand_of_a_writeable_0d_array_is_read_only() -> None:
+    zero_d = np.array(2.0)
+    spread = arrays.expand(zero_d, (2, 3))
+    assert not spread.flags.writeable and spread.strides == (0, 0)
+    assert not arrays.expand(np.float32(2.0), (2,)).flags.writeable
+
+
+def test_mean_backward_equals_the_tensor_form_and_torch() -> None:
+    x0 = np.random.default_rng(5).standard_normal((6, 7)).astype(np.float32)
+    grads = []
+    for tensor_form in (False, True):
+        x = gradgen.tensor(x0, requires_grad=True)
+        loss = gradgen.mean(x * 2.0)
+        if tensor_form:
+            with tensor_forms_only():
+                loss.backward()
+        else:
+            loss.backward()
+        assert x.grad is not None
+        grads.append(x.grad.numpy())
+    assert _bits(grads[0]) == _bits(grads[1])
+
+    def torch_grad(torch: Any) -> Any:
+        t = torch.tensor(x0, requires_grad=True)
+        torch.mean(t * 2.0).backward()
+        return t.grad
+
+    assert _bits(grads[0]) == _bits(oracle("mean", torch_grad))
