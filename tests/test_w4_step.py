@@ -25,6 +25,7 @@ from gradgen.helpers import arrays
 from gradgen.helpers.arrays import tensor_forms_only
 from gradgen.helpers.arrays._common import saved_array
 from gradgen.numpy_kernels import activation, linalg
+from gradgen.numpy_kernels import reduction as reductions
 from torch_oracle import oracle
 
 # Values whose bits a shortcut could lose: signed zeros, infinities, NaNs (a payload,
@@ -381,3 +382,37 @@ def test_mean_backward_equals_the_tensor_form_and_torch() -> None:
         return t.grad
 
     assert _bits(grads[0]) == _bits(oracle("mean", torch_grad))
+
+
+# -- mean of everything (the loss) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("shape", [(64, 10), (7,), (), (300, 301), (3, 0)])
+def test_mean_of_everything_is_the_sum_divided_in_its_dtype(
+    dtype: Any, shape: tuple[int, ...]
+) -> None:
+    x = (np.random.default_rng(6).standard_normal(shape) * 1e3).astype(dtype)
+    with np.errstate(all="ignore"):
+        total = np.add.reduce(x, axis=None, dtype=x.dtype)
+        want = np.true_divide(total, x.size if x.size else 0.0).astype(x.dtype)
+        got = reductions.reduce_mean(x, None, False, None)
+    assert _bits(np.asarray(got)) == _bits(np.asarray(want))
+    assert np.asarray(got).dtype == x.dtype
+
+
+def test_mean_with_dims_keepdim_or_dtype_keeps_the_general_path() -> None:
+    x = np.arange(12.0).reshape(3, 4)
+    assert reductions.reduce_mean(x, None, True, None).shape == (1, 1)
+    assert reductions.reduce_mean(x, [0], False, None).tolist() == [4.0, 5.0, 6.0, 7.0]
+    with pytest.raises(RuntimeError, match="could not infer output dtype"):
+        reductions.reduce_mean(np.arange(3), None, False, None)
+
+
+def test_mean_forward_equals_torchs() -> None:
+    # (numpy's pairwise sum and PyTorch's differ in the last bits: both within 1e-15)
+    x0 = np.random.default_rng(7).standard_normal((64, 10)) * 3
+    got = gradgen.mean(gradgen.tensor(x0)).item()
+    want = oracle("mean forward", lambda torch: torch.mean(torch.tensor(x0)).item())
+    assert got == pytest.approx(want, rel=1e-14)
+    assert got == np.mean(x0)
