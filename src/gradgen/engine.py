@@ -302,8 +302,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
             count = get(function)
             if count is None:
                 dependencies[function] = 1
-                # (a node without edges, e.g. a leaf's AccumulateGrad, leads nowhere)
-                if function._num_edges and function._topological_nr >= min_topo_nr:
+                if function._topological_nr >= min_topo_nr:
                     push(function)
             else:
                 dependencies[function] = count + 1
