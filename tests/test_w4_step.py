@@ -9,7 +9,11 @@ gave, bit for bit, and stay out of the cases they must not take.
 - saved_array reads a SavedVariable's (an output's) array and a (tensor, version)
   pair's without unpacking them (no Tensor rebuilt), with unpack's checks;
 - div of a spread (mean's backward) divides the numpy number with numpy's scalar
-  arithmetic.
+  arithmetic;
+- the mean of everything divides the sum's numpy scalar the same way;
+- mm's backward for a column-major matrix (nn.Linear's weight.t()) computes the
+  product transposed, as PyTorch's mm_mat1/mm_mat2_backward, so the weight's
+  gradient is row-major (no mixed-layout passes in the optimizer).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import gradgen
 from gradgen.helpers import arrays
 from gradgen.helpers.arrays import tensor_forms_only
 from gradgen.helpers.arrays._common import saved_array
+from gradgen.helpers.arrays.linalg import mm_mat1_backward, mm_mat2_backward
 from gradgen.numpy_kernels import activation, linalg
 from gradgen.numpy_kernels import reduction as reductions
+from gradgen.numpy_kernels.linalg import column_major
 from torch_oracle import oracle
 
 # Values whose bits a shortcut could lose: signed zeros, infinities, NaNs (a payload,
@@ -416,3 +422,104 @@ def test_mean_forward_equals_torchs() -> None:
     want = oracle("mean forward", lambda torch: torch.mean(torch.tensor(x0)).item())
     assert got == pytest.approx(want, rel=1e-14)
     assert got == np.mean(x0)
+
+
+# -- mm's backward for a column-major matrix (nn.Linear's weight.t()) ------------------
+
+
+def test_linear_weight_gradient_is_row_major_as_pytorchs() -> None:
+    rng = np.random.default_rng(8)
+    x0, w0, b0 = rng.standard_normal((5, 7)), rng.standard_normal((3, 7)), np.ones(3)
+    layer = gradgen.nn.Linear(7, 3, dtype=gradgen.float64)
+    with gradgen.no_grad():
+        layer.weight.copy_(gradgen.tensor(w0))
+        layer.bias.copy_(gradgen.tensor(b0))
+    (layer(gradgen.tensor(x0)) ** 2).sum().backward()
+    grad = layer.weight.grad
+    assert grad is not None
+
+    def torch_grad(torch: Any) -> list[Any]:
+        t = torch.nn.Linear(7, 3, dtype=torch.float64)
+        with torch.no_grad():
+            t.weight.copy_(torch.tensor(w0))
+            t.bias.copy_(torch.tensor(b0))
+        (t(torch.tensor(x0)) ** 2).sum().backward()
+        return [t.weight.grad, list(t.weight.grad.stride())]
+
+    want, strides = oracle("linear weight grad", torch_grad)
+    assert list(grad.stride()) == strides == [7, 1]
+    np.testing.assert_allclose(grad.numpy(), want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_mm_backward_of_a_column_major_matrix_is_computed_transposed(
+    dtype: Any,
+) -> None:
+    rng = np.random.default_rng(9)
+    grad = rng.standard_normal((4, 3)).astype(dtype)
+    mat1 = rng.standard_normal((4, 6)).astype(dtype)  # (4, 6) @ (6, 3)
+    mat2 = rng.standard_normal((6, 3)).astype(dtype)
+    if dtype is np.complex128:
+        grad, mat1, mat2 = grad * (1 + 1j), mat1 * (1 - 2j), mat2 * 1j
+    column = ((6, 3), (1, 6), "strided")  # mat2 as w.t() of a row-major (3, 6) w
+    row = ((6, 3), (3, 1), "strided")
+    got = mm_mat2_backward(grad, mat1, *column, 1)
+    want = np.matmul(grad.T, np.conj(mat1)).T
+    assert got.flags.f_contiguous and _bits(got) == _bits(want)
+    plain = mm_mat2_backward(grad, mat1, *row, 1)
+    assert plain.flags.c_contiguous
+    assert _bits(plain) == _bits(np.matmul(np.conj(mat1).T, grad))
+    np.testing.assert_allclose(got, plain, rtol=1e-5)
+    # mat1 column-major: (mat2^* @ grad^T)^T
+    got1 = mm_mat1_backward(grad, mat2, (4, 6), (1, 4), "strided", 1)
+    assert got1.flags.f_contiguous
+    assert _bits(got1) == _bits(np.matmul(np.conj(mat2), grad.T).T)
+    assert _bits(mm_mat1_backward(grad, mat2, (4, 6), (6, 1), "strided", 1)) == _bits(
+        np.matmul(grad, np.conj(mat2).T)
+    )
+    scaled = mm_mat2_backward(grad, mat1, *column, 2.5)
+    assert _bits(scaled) == _bits(want * 2.5)
+
+
+def test_column_major_is_pytorchs_test() -> None:
+    assert column_major((6, 3), (1, 6), "strided")
+    assert not column_major((6, 3), (3, 1), "strided")
+    assert not column_major((6, 3), (1, 6), "sparse")
+    assert column_major((1, 1), (1, 1), "strided")  # both tests hold: transposed
+    assert not column_major((6, 3), (1, 7), "strided")  # a column slice
+
+
+@pytest.mark.parametrize("alpha", [1, 0.5])
+def test_addmm_through_a_transpose_array_and_tensor_forms_agree(alpha: float) -> None:
+    rng = np.random.default_rng(10)
+    values = [
+        rng.standard_normal(3),
+        rng.standard_normal((5, 4)),
+        rng.standard_normal((3, 4)),
+    ]
+    grads = []
+    for tensor_form in (False, True):
+        leaves = [gradgen.tensor(v, requires_grad=True) for v in values]
+        b, x, w = leaves
+        out = gradgen.addmm(b, x.t().t(), w.t(), alpha=alpha)
+        if tensor_form:
+            with tensor_forms_only():
+                (out * out).sum().backward()
+        else:
+            (out * out).sum().backward()
+        grads.append([leaf.grad.numpy() for leaf in leaves])
+    for got, want in zip(*grads):
+        assert _bits(got) == _bits(want)
+    assert grads[0][2].flags.c_contiguous  # w's gradient: row-major, as w
+
+
+def test_linear_gradgrad_through_the_transposed_formula() -> None:
+    rng = np.random.default_rng(11)
+    x = gradgen.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    w = gradgen.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    assert gradgen.autograd.gradcheck(
+        lambda x, w: gradgen.nn.functional.linear(x, w), (x, w)
+    )
+    assert gradgen.autograd.gradgradcheck(
+        lambda x, w: gradgen.nn.functional.linear(x, w, None), (x, w)
+    )

@@ -72,6 +72,13 @@ def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     return np.matmul(self, mat2)
 
 
+def column_major(sizes: Sequence[int], strides: Sequence[int], layout: str) -> bool:
+    """Whether a strided matrix of `sizes` and `strides` (in elements) is stored column
+    by column (PyTorch's test in mm_mat1_backward: strides[0] == 1, strides[1] ==
+    sizes[0])."""
+    return layout == "strided" and strides[0] == 1 and strides[1] == sizes[0]
+
+
 def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     """Matrix products of two batches of matrices, batch by batch."""
     if self.ndim != 3:
