@@ -523,3 +523,98 @@ def test_linear_gradgrad_through_the_transposed_formula() -> None:
     assert gradgen.autograd.gradgradcheck(
         lambda x, w: gradgen.nn.functional.linear(x, w, None), (x, w)
     )
+
+
+# -- addmm's kernel and nn.Linear's forward ------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("bias_shape", [(4,), (5, 4)])
+def test_addmm_kernel_common_case_equals_the_general_steps(
+    dtype: Any, bias_shape: tuple[int, ...]
+) -> None:
+    rng = np.random.default_rng(12)
+    bias = _specials(dtype, int(np.prod(bias_shape))).reshape(bias_shape)
+    x = rng.standard_normal((5, 8)).astype(dtype)
+    w = rng.standard_normal((4, 8)).astype(dtype)
+    with np.errstate(all="ignore"):
+        got = linalg.addmm(bias, x, w.T, 1, 1)
+        general = linalg.addmm(bias, x, w.T, 1.0, 1.0)  # (a float: the steps)
+        by_hand = np.broadcast_to(bias, (5, 4)) + np.matmul(x, w.T)
+    assert _bits(got) == _bits(general) == _bits(by_hand)
+    assert got.flags.c_contiguous and got.flags.writeable
+
+
+def test_addmm_kernel_checks_stay_for_what_does_not_fit() -> None:
+    x, w = np.ones((5, 8)), np.ones((4, 8))
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(4\)"):
+        linalg.addmm(np.ones(3), x, w.T, 1, 1)
+    with pytest.raises(RuntimeError, match="self and mat2 must have the same dtype"):
+        linalg.addmm(np.ones(4, np.float32), x, w.T, 1, 1)
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(5x8 and 7x4\)"):
+        linalg.addmm(np.ones(4), x, np.ones((7, 4)), 1, 1)
+    # a bias broadcast from (1, 4) or a scalar, beta and alpha: the general steps
+    assert linalg.addmm(np.ones((1, 4)), x, w.T, 1, 1).tolist() == [[9.0] * 4] * 5
+    assert linalg.addmm(np.ones(4), x, w.T, 2, 0.5).tolist() == [[6.0] * 4] * 5
+    assert linalg.addmm(np.array(np.nan), x, w.T, 0, 1).tolist() == [[8.0] * 4] * 5
+
+
+def test_linear_forward_reads_a_replaced_weight() -> None:
+    layer = gradgen.nn.Linear(3, 2, dtype=gradgen.float64)
+    x = gradgen.tensor(np.ones((1, 3)))
+    with gradgen.no_grad():
+        layer.weight.fill_(1.0)
+        layer.bias.fill_(0.5)
+    assert layer(x).tolist() == [[3.5, 3.5]]
+    del layer.weight
+    layer.weight = gradgen.tensor(np.full((2, 3), 2.0))  # a plain attribute now
+    assert layer(x).tolist() == [[6.5, 6.5]]
+    no_bias = gradgen.nn.Linear(3, 2, bias=False, dtype=gradgen.float64)
+    with gradgen.no_grad():
+        no_bias.weight.fill_(1.0)
+    assert no_bias(x).tolist() == [[3.0, 3.0]]
+
+    class Doubled(gradgen.nn.Linear):
+        @property  # type: ignore[misc]
+        def weight(self) -> Any:  # a subclass's weight: read through the attribute
+            return self._parameters["weight"] * 2.0
+
+    doubled = gradgen.nn.Linear(3, 2, dtype=gradgen.float64)
+    doubled.__class__ = Doubled  # as a parametrization swaps the class
+    with gradgen.no_grad():
+        doubled._parameters["weight"].fill_(1.0)
+        doubled.bias.fill_(0.0)
+    assert doubled(x).tolist() == [[6.0, 6.0]]
+
+
+def test_mlp_in_nn_form_trains_as_pytorchs() -> None:
+    """W4 as users write it: Linear, ReLU, Linear, mse_loss, SGD (two steps)."""
+    rng = np.random.default_rng(13)
+    x0, y0 = rng.standard_normal((8, 12)), rng.standard_normal((8, 3))
+    w1, b1 = rng.standard_normal((6, 12)), rng.standard_normal(6)
+    w2, b2 = rng.standard_normal((3, 6)), rng.standard_normal(3)
+
+    def run(lib: Any) -> list[Any]:
+        first = lib.nn.Linear(12, 6, dtype=lib.float64)
+        second = lib.nn.Linear(6, 3, dtype=lib.float64)
+        with lib.no_grad():
+            for p, v in zip(
+                [first.weight, first.bias, second.weight, second.bias],
+                [w1, b1, w2, b2],
+            ):
+                p.copy_(lib.tensor(v))
+        model = lib.nn.Sequential(first, lib.nn.ReLU(), second)
+        opt = lib.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(2):
+            opt.zero_grad()
+            lib.nn.functional.mse_loss(model(lib.tensor(x0)), lib.tensor(y0)).backward()
+            opt.step()
+        return [p.detach() for p in model.parameters()] + [
+            list(p.grad.stride()) for p in model.parameters()
+        ]
+
+    got = run(gradgen)
+    want = oracle("nn mlp", run)
+    for g, w in zip(got[:4], want[:4]):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-13, atol=1e-15)
+    assert [list(s) for s in got[4:]] == [list(s) for s in want[4:]]
