@@ -618,3 +618,41 @@ def test_mlp_in_nn_form_trains_as_pytorchs() -> None:
     for g, w in zip(got[:4], want[:4]):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-13, atol=1e-15)
     assert [list(s) for s in got[4:]] == [list(s) for s in want[4:]]
+
+
+# -- saved sizes and numel -----------------------------------------------------------
+
+
+def test_saved_sizes_strides_and_numel_are_plain_values_as_pytorchs() -> None:
+    a = gradgen.tensor(np.ones((3, 4)), requires_grad=True)
+    b = gradgen.tensor(np.ones((5, 4)), requires_grad=True)
+    product = gradgen.mm(a, b.t())
+    node = product.grad_fn
+    mean = gradgen.mean(a).grad_fn
+    got = [
+        node._saved_self_sym_sizes,
+        node._saved_mat2_sym_sizes,
+        node._saved_mat2_sym_strides,
+        mean._saved_self_sym_numel,
+        mean._saved_self_sym_sizes,
+    ]
+    assert [type(v) for v in got] == [tuple, tuple, tuple, int, tuple]
+    assert all(type(e) is int for v in got if type(v) is tuple for e in v)
+
+    def torch_saved(torch: Any) -> list[Any]:
+        x = torch.ones((3, 4), dtype=torch.float64, requires_grad=True)
+        y = torch.ones((5, 4), dtype=torch.float64, requires_grad=True)
+        n = torch.mm(x, y.t()).grad_fn
+        m = torch.mean(x).grad_fn
+        return [
+            list(n._saved_self_sym_sizes),
+            list(n._saved_mat2_sym_sizes),
+            list(n._saved_mat2_sym_strides),
+            m._saved_self_sym_numel,
+            list(m._saved_self_sym_sizes),
+        ]
+
+    want = oracle("saved metadata", torch_saved)
+    assert [list(v) if type(v) is tuple else v for v in got] == [
+        list(v) if isinstance(v, (list, tuple)) else v for v in want
+    ]
