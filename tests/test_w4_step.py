@@ -656,3 +656,12 @@ def test_saved_sizes_strides_and_numel_are_plain_values_as_pytorchs() -> None:
     assert [list(v) if type(v) is tuple else v for v in got] == [
         list(v) if isinstance(v, (list, tuple)) else v for v in want
     ]
+
+
+@pytest.mark.usefixtures("fresh_probe")
+def test_the_probe_runs_under_floating_point_errors_that_raise() -> None:
+    x = np.array([-1.0, np.nan, 2.0, -0.0], np.float32)
+    with np.errstate(all="raise"):
+        result = activation.relu(x)
+    assert _bits(result) == _bits(_select(x))
+    assert np.dtype(np.float32) not in activation._RELU_UNPROBED

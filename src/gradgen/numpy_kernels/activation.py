@@ -181,6 +181,14 @@ def _probe_maximum(dtype: np.dtype[Any]) -> bool:
     maximum checks only the first for NaN. A maximum that orders -0.0 below 0.0 or
     quiets NaNs (other CPUs, builds without SIMD) keeps the select."""
     _RELU_UNPROBED.discard(dtype)
+    with np.errstate(all="ignore"):  # (the values underflow, compare NaNs)
+        same = _maximum_is_select(dtype)
+    if same:
+        _RELU_BY_MAXIMUM.add(dtype)
+    return same
+
+
+def _maximum_is_select(dtype: np.dtype[Any]) -> bool:
     zero = np.zeros((), dtype)
     ints = _SAME_SIZE_INTS[dtype]
     nans = np.array(_RELU_PROBE_NANS, np.int64).view(np.float64)
@@ -194,7 +202,6 @@ def _probe_maximum(dtype: np.dtype[Any]) -> bool:
         expected = np.where(probe < 0, zero, probe).view(ints)
         if not np.array_equal(_maximum_of_zero(probe).view(ints), expected):
             return False
-    _RELU_BY_MAXIMUM.add(dtype)
     return True
 
 
