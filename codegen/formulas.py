@@ -63,12 +63,14 @@ class SavedAttribute:
 
 # x.<method>() sugar that saves metadata instead of the tensor: method -> (suffix of
 # the saved name, expression at save time, has a _saved_ getter, Python type)
+# (sizes and numel read the array's own tuple and int: what `tuple(x.shape)` and
+# `x.numel()` give, without their calls, on every recorded call that saves them)
 METADATA_SUGAR: dict[str, tuple[str, str, bool, str]] = {
     "scalar_type": ("scalar_type", "{x}.dtype", False, "dtype"),
-    "sym_sizes": ("sym_sizes", "tuple({x}.shape)", True, "tuple[int, ...]"),
+    "sym_sizes": ("sym_sizes", "{x}._data.shape", True, "tuple[int, ...]"),
     "options": ("options", "{x}.dtype", False, "dtype"),
     "dim": ("dim", "{x}.dim()", True, "int"),
-    "sym_numel": ("sym_numel", "{x}.numel()", True, "int"),
+    "sym_numel": ("sym_numel", "{x}._data.size", True, "int"),
     "sym_strides": ("sym_strides", "{x}.stride()", True, "tuple[int, ...]"),
 }
 

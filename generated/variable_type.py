@@ -94,7 +94,7 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ExpandBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.expand._table[ks] or operators.expand.kernel_for(ks))(
@@ -122,7 +122,7 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SumToSizeBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sum_to_size._table[ks] or operators.sum_to_size.kernel_for(ks))(
@@ -148,7 +148,7 @@ def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     if _next_edges is not None:
         grad_fn = functions.ViewBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.view._table[ks] or operators.view.kernel_for(ks))(
@@ -172,7 +172,7 @@ def squeeze(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SqueezeBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.squeeze._table[ks] or operators.squeeze.kernel_for(ks))(
@@ -197,7 +197,7 @@ def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
         grad_fn = functions.SqueezeBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.squeeze_dim._table[ks] or operators.squeeze_dim.kernel_for(ks))(
@@ -301,7 +301,7 @@ def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index = index
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.select_int._table[ks] or operators.select_int.kernel_for(ks))(
@@ -333,7 +333,7 @@ def slice_Tensor(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.end = end
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.start = start
         grad_fn.step = step
     # redispatch(), inline: the kernel below Autograd.
@@ -430,7 +430,7 @@ def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.split_size = split_size
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -465,7 +465,7 @@ def split_with_sizes(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.split_sizes = split_sizes
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -709,7 +709,7 @@ def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
         grad_fn = functions.RepeatBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.repeats = repeats
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.repeat._table[ks] or operators.repeat.kernel_for(ks))(
@@ -735,7 +735,7 @@ def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     if _next_edges is not None:
         grad_fn = functions.UnsafeViewBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -792,7 +792,7 @@ def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.diagonal._table[ks] or operators.diagonal.kernel_for(ks))(
@@ -867,7 +867,7 @@ def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> A
         grad_fn.dim1 = dim1
         grad_fn.dim2 = dim2
         grad_fn.offset = offset
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -1056,7 +1056,7 @@ def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
         grad_fn = functions.UnfoldBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dimension = dimension
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.size = size
         grad_fn.step = step
     # redispatch(), inline: the kernel below Autograd.
@@ -1126,7 +1126,7 @@ def narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.length = length
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.start = start
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -1157,7 +1157,7 @@ def unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.split_size = split_size
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -1193,7 +1193,7 @@ def unsafe_split_with_sizes(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.self_options = SCALAR_TYPES[self._data.dtype]
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.split_sizes = split_sizes
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -6599,7 +6599,7 @@ def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     if _next_edges is not None:
         grad_fn = functions.SumBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sum._table[ks] or operators.sum.kernel_for(ks))(ks, self, dtype)
@@ -6625,7 +6625,7 @@ def sum_dim_IntList(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -6653,8 +6653,8 @@ def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     if _next_edges is not None:
         grad_fn = functions.MeanBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_numel = self.numel()
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_numel = self._data.size
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mean._table[ks] or operators.mean.kernel_for(ks))(
@@ -6684,8 +6684,8 @@ def mean_dim(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_numel = self.numel()
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_numel = self._data.size
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mean_dim._table[ks] or operators.mean_dim.kernel_for(ks))(
@@ -6775,7 +6775,7 @@ def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.max_dim._table[ks] or operators.max_dim.kernel_for(ks))(
@@ -6829,7 +6829,7 @@ def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.min_dim._table[ks] or operators.min_dim.kernel_for(ks))(
@@ -7156,7 +7156,7 @@ def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
         grad_fn = functions.SortBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sort._table[ks] or operators.sort.kernel_for(ks))(
@@ -7188,7 +7188,7 @@ def sort_stable(
         grad_fn = functions.SortBackward1()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.sort_stable._table[ks] or operators.sort_stable.kernel_for(ks))(
@@ -7224,7 +7224,7 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
         grad_fn = functions.TopkBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.topk._table[ks] or operators.topk.kernel_for(ks))(
@@ -7419,7 +7419,7 @@ def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.kthvalue._table[ks] or operators.kthvalue.kernel_for(ks))(
@@ -7473,7 +7473,7 @@ def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.median_dim._table[ks] or operators.median_dim.kernel_for(ks))(
@@ -7529,7 +7529,7 @@ def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -7560,7 +7560,7 @@ def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.keepdim = keepdim
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.mode._table[ks] or operators.mode.kernel_for(ks))(
@@ -8049,7 +8049,7 @@ def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         grad_fn.dim = dim
         grad_fn.index_ = SavedVariable.input(index)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -8678,7 +8678,7 @@ def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         grad_fn = functions.MaskedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable.input(mask)
-        grad_fn.source_sym_sizes = tuple(source.shape)
+        grad_fn.source_sym_sizes = source._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9145,7 +9145,7 @@ def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
         grad_fn = functions.MaskedScatterBackward0()
         grad_fn.set_next_edges(_next_edges)
         grad_fn.mask_ = SavedVariable.input(mask)
-        grad_fn.source_sym_sizes = tuple(source.shape)
+        grad_fn.source_sym_sizes = source._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -9677,11 +9677,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
         grad_fn.set_next_edges(_next_edges)
         if grad_fn._fn0 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
-        grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_sizes = mat2._data.shape
         grad_fn.mat2_sym_strides = mat2.stride()
         if grad_fn._fn1 is not None:
             grad_fn.self_ = SavedVariable.input(self)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.self_sym_strides = self.stride()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -9850,11 +9850,11 @@ def addmm(
         grad_fn.beta = beta
         if grad_fn._more[0][0] is not None:
             grad_fn.mat1_ = SavedVariable.input(mat1)
-        grad_fn.mat1_sym_sizes = tuple(mat1.shape)
+        grad_fn.mat1_sym_sizes = mat1._data.shape
         grad_fn.mat1_sym_strides = mat1.stride()
         if grad_fn._fn1 is not None:
             grad_fn.mat2_ = SavedVariable.input(mat2)
-        grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_sizes = mat2._data.shape
         grad_fn.mat2_sym_strides = mat2.stride()
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -10107,7 +10107,7 @@ def trace(ks: int, self: Tensor) -> Any:
     if _next_edges is not None:
         grad_fn = functions.TraceBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.trace._table[ks] or operators.trace.kernel_for(ks))(ks, self)
@@ -10483,7 +10483,7 @@ def _linalg_svd(
     if _next_edges is not None:
         grad_fn = functions.LinalgSvdBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.A_sym_sizes = tuple(A.shape)
+        grad_fn.A_sym_sizes = A._data.shape
         grad_fn.full_matrices = full_matrices
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11202,10 +11202,10 @@ def addbmm(
         grad_fn.alpha = alpha
         if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        grad_fn.batch1_sym_sizes = batch1._data.shape
         if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
-        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.batch2_sym_sizes = batch2._data.shape
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11253,10 +11253,10 @@ def addbmm_(
         grad_fn.alpha = alpha
         if grad_fn._more[0][0] is not None:
             grad_fn.batch1_ = SavedVariable.input(batch1)
-        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        grad_fn.batch1_sym_sizes = batch1._data.shape
         if grad_fn._fn1 is not None:
             grad_fn.batch2_ = SavedVariable.input(batch2)
-        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.batch2_sym_sizes = batch2._data.shape
         grad_fn.beta = beta
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -11657,7 +11657,7 @@ def lu_unpack(
     if _next_edges is not None:
         grad_fn = functions.LuUnpackBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
+        grad_fn.LU_data_sym_sizes = LU_data._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.lu_unpack._table[ks] or operators.lu_unpack.kernel_for(ks))(
@@ -14804,7 +14804,7 @@ def embedding(
         grad_fn.padding_idx = padding_idx
         grad_fn.scale_grad_by_freq = scale_grad_by_freq
         grad_fn.sparse = sparse
-        grad_fn.weight_sym_sizes = tuple(weight.shape)
+        grad_fn.weight_sym_sizes = weight._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators.embedding._table[ks] or operators.embedding.kernel_for(ks))(
@@ -14902,7 +14902,7 @@ def convolution(
     if _next_edges is not None:
         grad_fn = functions.ConvolutionBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.groups = groups
         grad_fn.input_ = SavedVariable.input(input)
@@ -15530,7 +15530,7 @@ def slow_conv_transpose2d(
     if _next_edges is not None:
         grad_fn = functions.SlowConvTranspose2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
@@ -15572,7 +15572,7 @@ def slow_conv_transpose3d(
     if _next_edges is not None:
         grad_fn = functions.SlowConvTranspose3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.output_padding = output_padding
         grad_fn.padding = padding
@@ -15692,11 +15692,11 @@ def _conv_depthwise2d(
     if _next_edges is not None:
         grad_fn = functions.ConvDepthwise2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable.input(self)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -15733,11 +15733,11 @@ def conv_depthwise3d(
     if _next_edges is not None:
         grad_fn = functions.ConvDepthwise3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable.input(self)
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.stride = stride
         grad_fn.weight_ = SavedVariable.input(weight)
     # redispatch(), inline: the kernel below Autograd.
@@ -15773,7 +15773,7 @@ def slow_conv3d_forward(
     if _next_edges is not None:
         grad_fn = functions.SlowConv3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable.input(self)
         grad_fn.stride = stride
@@ -15812,7 +15812,7 @@ def slow_conv_dilated2d(
     if _next_edges is not None:
         grad_fn = functions.SlowConvDilated2DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable.input(self)
@@ -15852,7 +15852,7 @@ def slow_conv_dilated3d(
     if _next_edges is not None:
         grad_fn = functions.SlowConvDilated3DBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.padding = padding
         grad_fn.self_ = SavedVariable.input(self)
@@ -15896,7 +15896,7 @@ def _convolution(
     if _next_edges is not None:
         grad_fn = functions.ConvolutionBackward1()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.dilation = dilation
         grad_fn.groups = groups
         grad_fn.input_ = SavedVariable.input(input)
@@ -16091,7 +16091,7 @@ def _nnpack_spatial_convolution(
     if _next_edges is not None:
         grad_fn = functions.NnpackSpatialConvolutionBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.bias_sym_sizes = None if bias is None else bias._data.shape
         grad_fn.input_ = SavedVariable.input(input)
         grad_fn.padding = padding
         grad_fn.stride = stride
@@ -16596,7 +16596,7 @@ def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
     if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+        grad_fn.grad_output_sym_sizes = grad_output._data.shape
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -16659,7 +16659,7 @@ def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) ->
     if _next_edges is not None:
         grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
         grad_fn.set_next_edges(_next_edges)
-        grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+        grad_fn.grad_output_sym_sizes = grad_output._data.shape
         grad_fn.self_info = TypeAndSize(self)
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -17090,7 +17090,7 @@ def upsample_nearest1d(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17164,7 +17164,7 @@ def _upsample_nearest_exact1d(
         grad_fn.set_next_edges(_next_edges)
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17243,7 +17243,7 @@ def upsample_nearest2d(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17330,7 +17330,7 @@ def _upsample_nearest_exact2d(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17419,7 +17419,7 @@ def upsample_nearest3d(
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17512,7 +17512,7 @@ def _upsample_nearest_exact3d(
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17603,7 +17603,7 @@ def upsample_linear1d(
         grad_fn.align_corners = align_corners
         grad_fn.output_size = output_size
         grad_fn.scales = scales
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17692,7 +17692,7 @@ def upsample_bilinear2d(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17785,7 +17785,7 @@ def upsample_bicubic2d(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17880,7 +17880,7 @@ def upsample_trilinear3d(
         grad_fn.scales_d = scales_d
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -17986,7 +17986,7 @@ def _upsample_bilinear2d_aa(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18079,7 +18079,7 @@ def _upsample_bicubic2d_aa(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18172,7 +18172,7 @@ def _upsample_lanczos2d_aa(
         grad_fn.output_size = output_size
         grad_fn.scales_h = scales_h
         grad_fn.scales_w = scales_w
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (
@@ -18348,7 +18348,7 @@ def im2col(
         grad_fn.dilation = dilation
         grad_fn.kernel_size = kernel_size
         grad_fn.padding = padding
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
         grad_fn.stride = stride
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
@@ -20390,7 +20390,7 @@ def _fft_r2c(
         grad_fn.dim = dim
         grad_fn.normalization = normalization
         grad_fn.onesided = onesided
-        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_sizes = self._data.shape
     # redispatch(), inline: the kernel below Autograd.
     ks &= AFTER_AUTOGRAD_KEYSET
     result = (operators._fft_r2c._table[ks] or operators._fft_r2c.kernel_for(ks))(
@@ -20516,7 +20516,7 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -20741,7 +20741,7 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.repeats = repeats
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, repeats)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -20783,7 +20783,7 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, size)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -20916,7 +20916,7 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     grad_fn.dim1 = dim1
     grad_fn.dim2 = dim2
     grad_fn.offset = offset
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, offset, dim1, dim2)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -21164,7 +21164,7 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.length = length
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     grad_fn.start = start
     result = kernel(ks, self, dim, start, length)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -26484,7 +26484,7 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26530,7 +26530,7 @@ def fast_sum_dim_IntList(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26572,8 +26572,8 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_sym_numel = self.numel()
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_numel = self._data.size
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26619,8 +26619,8 @@ def fast_mean_dim(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_numel = self.numel()
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_numel = self._data.size
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim, dtype)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -26762,7 +26762,7 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -26847,7 +26847,7 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27273,7 +27273,7 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, descending)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27312,7 +27312,7 @@ def fast_sort_stable(
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, stable, dim, descending)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27349,7 +27349,7 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, k, dim, largest, sorted)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27517,7 +27517,7 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, k, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27602,7 +27602,7 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27687,7 +27687,7 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -27725,7 +27725,7 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.dim = dim
     grad_fn.keepdim = keepdim
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, keepdim)
     set_history(result[0], grad_fn)
     grad_fn.indices_ = SavedVariable(result[1], True)
@@ -28201,7 +28201,7 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
         if index._version_counter is None and not OPEN_HOOKS[0]
         else SavedVariable.input(index)
     )
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, index)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29058,7 +29058,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
         if mask._version_counter is None and not OPEN_HOOKS[0]
         else SavedVariable.input(mask)
     )
-    grad_fn.source_sym_sizes = tuple(source.shape)
+    grad_fn.source_sym_sizes = source._data.shape
     result = kernel(ks, self, mask, source)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -29786,7 +29786,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
             if mat2._version_counter is None and not OPEN_HOOKS[0]
             else SavedVariable.input(mat2)
         )
-    grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+    grad_fn.mat2_sym_sizes = mat2._data.shape
     grad_fn.mat2_sym_strides = mat2.stride()
     if grad_fn._fn1 is not None:
         grad_fn.self_ = (
@@ -29794,7 +29794,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
             if self._version_counter is None and not OPEN_HOOKS[0]
             else SavedVariable.input(self)
         )
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     grad_fn.self_sym_strides = self.stride()
     result = kernel(ks, self, mat2)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -30326,7 +30326,7 @@ def fast_trace(self: Tensor) -> Any:
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -30852,7 +30852,7 @@ def fast__linalg_svd(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.A_sym_sizes = tuple(A.shape)
+    grad_fn.A_sym_sizes = A._data.shape
     grad_fn.full_matrices = full_matrices
     result = kernel(ks, A, full_matrices, compute_uv, driver)
     set_history(result[0], grad_fn)
@@ -31877,7 +31877,7 @@ def fast_lu_unpack(
     grad_fn._fn0 = fn_0
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
-    grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
+    grad_fn.LU_data_sym_sizes = LU_data._data.shape
     result = kernel(ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
     set_history(result[0], grad_fn)
     set_history(result[1], grad_fn)
@@ -35274,7 +35274,7 @@ def fast_embedding(
     grad_fn.padding_idx = padding_idx
     grad_fn.scale_grad_by_freq = scale_grad_by_freq
     grad_fn.sparse = sparse
-    grad_fn.weight_sym_sizes = tuple(weight.shape)
+    grad_fn.weight_sym_sizes = weight._data.shape
     result = kernel(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -36850,7 +36850,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+    grad_fn.grad_output_sym_sizes = grad_output._data.shape
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -36957,7 +36957,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+    grad_fn.grad_output_sym_sizes = grad_output._data.shape
     grad_fn.self_info = TypeAndSize(self)
     result = kernel(ks, grad_output, self)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -37554,7 +37554,7 @@ def fast_upsample_nearest1d(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37648,7 +37648,7 @@ def fast__upsample_nearest_exact1d(
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.output_size = output_size
     grad_fn.scales = scales
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37746,7 +37746,7 @@ def fast_upsample_nearest2d(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37846,7 +37846,7 @@ def fast__upsample_nearest_exact2d(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -37948,7 +37948,7 @@ def fast_upsample_nearest3d(
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38060,7 +38060,7 @@ def fast__upsample_nearest_exact3d(
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, scales_d, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38167,7 +38167,7 @@ def fast_upsample_linear1d(
     grad_fn.align_corners = align_corners
     grad_fn.output_size = output_size
     grad_fn.scales = scales
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38269,7 +38269,7 @@ def fast_upsample_bilinear2d(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38381,7 +38381,7 @@ def fast_upsample_bicubic2d(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38501,7 +38501,7 @@ def fast_upsample_trilinear3d(
     grad_fn.scales_d = scales_d
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_d, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38642,7 +38642,7 @@ def fast__upsample_bilinear2d_aa(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38754,7 +38754,7 @@ def fast__upsample_bicubic2d_aa(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -38866,7 +38866,7 @@ def fast__upsample_lanczos2d_aa(
     grad_fn.output_size = output_size
     grad_fn.scales_h = scales_h
     grad_fn.scales_w = scales_w
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, output_size, align_corners, scales_h, scales_w)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
@@ -39103,7 +39103,7 @@ def fast_im2col(
     grad_fn.dilation = dilation
     grad_fn.kernel_size = kernel_size
     grad_fn.padding = padding
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     grad_fn.stride = stride
     result = kernel(ks, self, kernel_size, dilation, padding, stride)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -40881,7 +40881,7 @@ def fast__fft_r2c(
     grad_fn.dim = dim
     grad_fn.normalization = normalization
     grad_fn.onesided = onesided
-    grad_fn.self_sym_sizes = tuple(self.shape)
+    grad_fn.self_sym_sizes = self._data.shape
     result = kernel(ks, self, dim, normalization, onesided)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)

@@ -49,7 +49,9 @@ def _should_fold(tensor1: Tensor, tensor2: Tensor) -> bool:
 def matmul(self: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy's rank rules, built as PyTorch's _matmul_impl
     builds it from dot, mv, mm and bmm (so grad_fn names follow PyTorch's)."""
-    dim1, dim2 = self.dim(), other.dim()
+    dim1, dim2 = self._data.ndim, other._data.ndim
+    if dim1 == 2 and dim2 == 2:  # the common case first
+        return self.mm(other)
     if dim1 == 0 or dim2 == 0:
         raise RuntimeError(
             "both arguments to matmul need to be at least 1D, but they are "
@@ -62,8 +64,6 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
     if dim1 == 1 and dim2 == 2:
         # PyTorch squeezes in place (squeeze_, SqueezeBackward4); gradgen has no squeeze_.
         return self.unsqueeze(0).mm(other).squeeze(0)
-    if dim1 == 2 and dim2 == 2:
-        return self.mm(other)
     if _should_fold(self, other):
         return _matmul_folded(self, other)
     return _matmul_batched(self, other)

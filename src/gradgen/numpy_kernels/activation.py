@@ -137,11 +137,72 @@ def _selected(
 
 def relu(self: np.ndarray) -> np.ndarray:
     """max(x, 0), keeping NaN and -0.0 (PyTorch's clamp_min(0)); dtype kept."""
-    if self.dtype.kind == "b":
+    dtype = self.dtype
+    if (
+        self.ndim
+        and self.flags.c_contiguous
+        and (
+            dtype in _RELU_BY_MAXIMUM
+            or (dtype in _RELU_UNPROBED and _probe_maximum(dtype))
+        )
+    ):
+        return _maximum_of_zero(self)
+    if dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    if self.dtype.kind == "c":
+    if dtype.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     return _zeroed_where(self < 0, self)
+
+
+def _maximum_of_zero(x: np.ndarray) -> np.ndarray:
+    """np.maximum(0, x) for a C-contiguous x, in one pass over memory: into a fresh
+    array of zeros (contiguous operands take numpy's plain vector loop; a broadcast 0
+    takes its strided one, a few times slower)."""
+    zeros = np.zeros(x.shape, x.dtype)
+    result: np.ndarray = np.maximum(zeros, x, out=zeros)
+    return result
+
+
+# The floating dtypes where relu is _maximum_of_zero (probed), and those not probed.
+_RELU_BY_MAXIMUM: set[np.dtype[Any]] = set()
+_RELU_UNPROBED = {np.dtype(np.float32), np.dtype(np.float64)}
+
+# The values where a maximum may differ from relu's select: signed zeros, NaNs of
+# both signs with payloads (a select keeps their bits), infinities, subnormals.
+_RELU_PROBE = (-0.0, 0.0, 1.5, -2.5, float("inf"), float("-inf"), 5e-324, -5e-324)
+_RELU_PROBE_NANS = (0x7FF8000000000123, -0x0007FFFFFFFFFEDD, 0x7FF0000000000001)
+
+
+def _probe_maximum(dtype: np.dtype[Any]) -> bool:
+    """Whether _maximum_of_zero is relu's select `x < 0 ? 0 : x` bit for bit in `dtype`
+    on this numpy build and CPU, decided once by trying each probe value at each
+    position of numpy's vector loop and its scalar tail. On x86 it is: the max
+    instructions return their second operand for two zeros and for a NaN, and numpy's
+    maximum checks only the first for NaN. A maximum that orders -0.0 below 0.0 or
+    quiets NaNs (other CPUs, builds without SIMD) keeps the select."""
+    _RELU_UNPROBED.discard(dtype)
+    with np.errstate(all="ignore"):  # (the values underflow, compare NaNs)
+        same = _maximum_is_select(dtype)
+    if same:
+        _RELU_BY_MAXIMUM.add(dtype)
+    return same
+
+
+def _maximum_is_select(dtype: np.dtype[Any]) -> bool:
+    zero = np.zeros((), dtype)
+    ints = _SAME_SIZE_INTS[dtype]
+    nans = np.array(_RELU_PROBE_NANS, np.int64).view(np.float64)
+    values = np.concatenate([np.array(_RELU_PROBE), nans]).astype(dtype)
+    size = values.size
+    probes = [np.resize(values, 1031), np.resize(values, (37, 29))]
+    for length in range(1, 6 * size):  # each value in each lane and tail position
+        for shift in range(size if length <= size else 1):
+            probes.append(np.resize(np.roll(values, shift), length))
+    for probe in probes:
+        expected = np.where(probe < 0, zero, probe).view(ints)
+        if not np.array_equal(_maximum_of_zero(probe).view(ints), expected):
+            return False
+    return True
 
 
 def _check_gelu(self: np.ndarray, approximate: str, kernel: str) -> None:

@@ -42,6 +42,18 @@ def _check_not_bool(kernel: str, array: np.ndarray) -> None:
 
 def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     """A matrix product of two matrices of one dtype (PyTorch's checks and messages)."""
+    dtype = self.dtype
+    if (
+        dtype is mat2.dtype
+        and dtype.kind in "fc"
+        and self.ndim == 2
+        and mat2.ndim == 2
+        and self.shape[1] == mat2.shape[0]
+    ):
+        # The common case (two float or complex matrices that fit): the checks below
+        # all pass.
+        product: np.ndarray = np.matmul(self, mat2)
+        return product
     if self.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -58,6 +70,13 @@ def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
         )
     _check_not_bool("addmm_impl_cpu_", self)
     return np.matmul(self, mat2)
+
+
+def column_major(sizes: Sequence[int], strides: Sequence[int], layout: str) -> bool:
+    """Whether a strided matrix of `sizes` and `strides` (in elements) is stored column
+    by column (PyTorch's test in mm_mat1_backward: strides[0] == 1, strides[1] ==
+    sizes[0])."""
+    return layout == "strided" and strides[0] == 1 and strides[1] == sizes[0]
 
 
 def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
@@ -216,6 +235,28 @@ def addmm(
 
     As in BLAS, beta == 0 ignores `self` (nan and inf included) and alpha == 0 the
     product."""
+    dtype = self.dtype
+    if (
+        beta.__class__ is int
+        and alpha.__class__ is int
+        and beta == 1
+        and alpha == 1
+        and dtype is mat1.dtype
+        and dtype is mat2.dtype
+        and dtype.kind in "fc"
+        and mat1.ndim == 2
+        and mat2.ndim == 2
+        and mat1.shape[1] == mat2.shape[0]
+        and (
+            self.shape == (mat2.shape[1],)
+            or self.shape == (mat1.shape[0], mat2.shape[1])
+        )
+    ):
+        # nn.Linear's case (a bias of the product's columns or shape, beta = alpha =
+        # 1): every check below passes, and `self + product` is what the steps below
+        # compute, here into the product's own fresh array.
+        product: np.ndarray = np.matmul(mat1, mat2)
+        return np.add(self, product, out=product)
     if self.dtype != mat2.dtype:
         raise RuntimeError(
             "self and mat2 must have the same dtype, but got "

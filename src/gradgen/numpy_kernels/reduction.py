@@ -80,6 +80,17 @@ def reduce_sum(
 def reduce_mean(
     self: np.ndarray, dim: Sequence[int] | None, keepdim: bool, dtype: Any
 ) -> np.ndarray:
+    if (
+        dim is None
+        and dtype is None
+        and not keepdim
+        and self.dtype in _MEAN_FAST
+        and self.size
+    ):
+        # The mean of everything (a loss): the steps below, the division by numpy's
+        # scalar arithmetic (np.true_divide's quotient in the sum's dtype).
+        everything: Any = np.add.reduce(self, None)
+        return everything / self.size
     if dtype is None and self.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -95,6 +106,10 @@ def reduce_mean(
         return np.true_divide(total, count, dtype=target)
     with np.errstate(invalid="ignore"):
         return np.true_divide(total, 0.0).astype(target)
+
+
+# The dtypes whose sum is a numpy scalar that divides as np.true_divide in the dtype.
+_MEAN_FAST = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 @_silently

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import dispatch, dtypes, grad_mode
 from ...engine import ARRAY_FORMS
-from ...graph import Saved, plain_version_error, unpack_saved
+from ...graph import Saved, SavedVariable, plain_version_error, unpack_saved
 from ...tensor import Tensor
 from ...variable_type_utils import _normalise_dtype as normalise_dtype
 
@@ -108,6 +108,18 @@ def saved_array(saved: Saved | None, node: Any) -> Any:
             raise RuntimeError(plain_version_error(tensor, 0))
     elif saved is None:
         return None
+    elif saved.__class__ is tuple:  # an input saved plain with its version
+        pair: Any = saved
+        tensor, version = pair
+        counter = tensor._version_counter
+        if counter is not None and counter.version != version:
+            raise RuntimeError(plain_version_error(tensor, version))
+        if tensor.__class__ is not Tensor:
+            return NOT_PLAIN
+    elif saved.__class__ is SavedVariable and _unchanged(saved):
+        # unpack's common case: it would check this version and, for an output,
+        # rebuild a Tensor with its history around this very array.
+        tensor = saved._data
     else:
         tensor = unpack_saved(saved, node)
         if tensor.__class__ is not Tensor:
@@ -115,6 +127,16 @@ def saved_array(saved: Saved | None, node: Any) -> Any:
     if tensor._is_wrapped_number:
         return tensor._data.item()
     return tensor._data
+
+
+def _unchanged(saved: Any) -> bool:
+    """A SavedVariable holding a plain Tensor (not released, no saved-tensor hooks) at
+    the version it was saved at."""
+    data = saved._data
+    if data.__class__ is not Tensor:
+        return False
+    counter = data._version_counter
+    return counter is None or counter.version == saved._saved_version
 
 
 def arrays_of(grads: Sequence[Tensor | None]) -> list[np.ndarray | None]:

@@ -160,15 +160,21 @@ def mul(self: Any, other: Any) -> np.ndarray:
 def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
     """div.Tensor / div.Scalar (`x / y`) and div.Tensor_mode; `2 / x` is
     `x.reciprocal() * 2`, as Tensor.__rtruediv__."""
+    if (
+        self.__class__ is _NDARRAY
+        and self.base.__class__ in _FLOAT_SCALARS
+        and other.__class__ in _REAL_NUMBERS
+        and self.dtype is self.base.dtype
+        and rounding_mode is None
+    ):
+        # A number spread over a shape in its own dtype (mean's backward: the seed
+        # expanded, then divided by numel): every element's quotient is the number's,
+        # so the number is divided once and spread, read-only, as expand spreads it.
+        return _spread_quotient(self, other)
     if rounding_mode is None and (
         (_same_dtype(self, other) and self.dtype.kind in "fc")
-        or _float_and_number(self, other)  # mean's backward: `... / numel`
+        or _float_and_number(self, other)
     ):
-        if self.base.__class__ in _FLOAT_SCALARS and other.__class__ in _REAL_NUMBERS:
-            # A number spread over a shape (mean's backward: the seed expanded, then
-            # divided by numel): every element's quotient is the number's, so the
-            # number is divided once and spread, read-only, as expand spreads it.
-            return _spread_quotient(self, other)
         return as_array(np.true_divide(self, other))
     if not is_array(self):
         return mul(reciprocal(other), self)
@@ -185,15 +191,17 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
 def _spread_quotient(spread: np.ndarray, divisor: int | float) -> np.ndarray:
     """`spread / divisor` for a stride-0 view of a numpy floating number: the same
     quotient (numpy's division loop, in the number's dtype), computed once."""
-    number: Any = spread.base  # a numpy floating scalar (the caller checked)
-    if any(spread.strides) or not spread.size or spread.dtype is not number.dtype:
-        # Not the number spread in its own dtype, or nothing to divide.
+    number: Any = spread.base  # a numpy floating scalar of its dtype (div checked)
+    if any(spread.strides) or not spread.size:
+        # Not the number spread, or nothing to divide.
         return as_array(np.true_divide(spread, divisor))
-    quotient = np.true_divide(number, divisor)
+    # numpy's scalar division: np.true_divide's quotient (the same loop arithmetic
+    # in the number's dtype, NEP 50), without the ufunc call.
+    quotient = number / divisor
+    # (read-only: a numpy scalar lends its buffer read-only)
     result: np.ndarray = np.ndarray(
         spread.shape, spread.dtype, quotient, 0, spread.strides
     )
-    result.flags.writeable = False
     return result
 
 

@@ -60,7 +60,8 @@ def expand(self: np.ndarray, size: Sequence[int], implicit: bool = False) -> np.
             spread: np.ndarray = np.ndarray(
                 tuple(size), self.dtype, self, 0, (0,) * len(size)
             )
-            spread.flags.writeable = False
+            if self.__class__ is np.ndarray:  # (a numpy scalar lends it read-only)
+                spread.flags.writeable = False
             return spread
     return as_array(_expand(as_array(self), size))
 
