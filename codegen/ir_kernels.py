@@ -192,4 +192,84 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in arrays:
             node.id = arrays[node.id]
-    return ast.unparse(tree)
+    return ast.unparse(_UfuncCalls(set(arrays.values())).visit(tree))
+
+
+# numpy's ufunc behind each Python operator over arrays (`a * b` is np.multiply(a, b)).
+_UFUNCS: dict[type[ast.AST], str] = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "true_divide",
+    ast.FloorDiv: "floor_divide",
+    ast.Mod: "remainder",
+    ast.Pow: "power",
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.BitXor: "bitwise_xor",
+    ast.LShift: "left_shift",
+    ast.RShift: "right_shift",
+    ast.USub: "negative",
+    ast.UAdd: "positive",
+    ast.Invert: "invert",
+    ast.Lt: "less",
+    ast.LtE: "less_equal",
+    ast.Gt: "greater",
+    ast.GtE: "greater_equal",
+    ast.Eq: "equal",
+    ast.NotEq: "not_equal",
+}
+
+
+class _UfuncCalls(ast.NodeTransformer):
+    """Rewrite each operator with an array operand as its numpy ufunc called with
+    `out=ARRAY_OUT`: on numpy >= 2.3 that is `out=...`, which returns a 0-d array where
+    the operator returns a numpy scalar, so a 0-d result needs no `np.asarray` (the same
+    ufunc, so the same bits). Operators over the other arguments alone (`alpha == 1`)
+    stay as they are."""
+
+    def __init__(self, arrays: set[str]) -> None:
+        self.arrays = arrays
+
+    def _is_array(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id in self.arrays) or (
+            isinstance(node, ast.Call)
+        )
+
+    def _call(self, op: ast.AST, operands: list[ast.expr]) -> ast.expr:
+        return ast.Call(
+            func=ast.Attribute(
+                value=ast.Name(id="np", ctx=ast.Load()),
+                attr=_UFUNCS[type(op)],
+                ctx=ast.Load(),
+            ),
+            args=operands,
+            keywords=[
+                ast.keyword(arg="out", value=ast.Name(id="ARRAY_OUT", ctx=ast.Load()))
+            ],
+        )
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        if type(node.op) in _UFUNCS and (
+            self._is_array(node.left) or self._is_array(node.right)
+        ):
+            return self._call(node.op, [node.left, node.right])
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if type(node.op) in _UFUNCS and self._is_array(node.operand):
+            return self._call(node.op, [node.operand])
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        operands = [node.left, *node.comparators]
+        if (
+            len(node.ops) == 1
+            and type(node.ops[0]) in _UFUNCS
+            and any(self._is_array(o) for o in operands)
+        ):
+            return self._call(node.ops[0], operands)
+        return node

@@ -32,6 +32,7 @@ from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    ARRAY_OUT,
     ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
     NotImplementedBackward,
@@ -21433,6 +21434,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
     result = None
     array_0 = self._data
     array_1 = other._data
@@ -21442,14 +21444,20 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         and array_0.dtype in SCALAR_TYPES
     ):
         try:
-            value = array_0 + array_1 if alpha == 1 else array_0 + alpha * array_1
+            value = (
+                np.add(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1
+                else np.add(
+                    array_0, np.multiply(alpha, array_1, out=ARRAY_OUT), out=ARRAY_OUT
+                )
+            )
         except ValueError:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
                 result = Tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21588,6 +21596,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
     result = None
     array_0 = self._data
     array_1 = other._data
@@ -21597,14 +21606,14 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
         and array_0.dtype in SCALAR_TYPES
     ):
         try:
-            value = array_0 * array_1
+            value = np.multiply(array_0, array_1, out=ARRAY_OUT)
         except ValueError:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
                 result = Tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.

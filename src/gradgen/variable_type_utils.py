@@ -29,6 +29,16 @@ from .dtypes import spelling
 # `x.scalar_type()`, without the property's call).
 SCALAR_TYPES = _FROM_NUMPY
 
+# What the fast paths' inline kernels pass as a ufunc's `out=`: `...` (numpy >= 2.3)
+# returns a 0-d array where numpy would return a scalar, so a 0-d result is wrapped
+# without `np.asarray`; older numpy returns the scalar (None: numpy's default), which
+# the fast paths convert.
+ARRAY_OUT: Any = (
+    ...
+    if tuple(int(part) for part in np.__version__.split(".")[:2]) >= (2, 3)
+    else None
+)
+
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
     """True when grad mode is on and any given tensor requires grad."""
