@@ -85,6 +85,7 @@ def _operator_ir(
     user: frozenset[str] = frozenset(),
 ) -> OperatorIR:
     parameters, arguments = _kernel_parameters(function)
+    inline = _inline_kernel(function, _promoted_pair(function))
     checks: tuple[str, ...] = ()
     if info is not None and info.op is not None:
         # Inputs with neither a formula nor `non_differentiable` must not require grad.
@@ -117,7 +118,8 @@ def _operator_ir(
         integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
-        inline_kernel=_inline_kernel(function, _promoted_pair(function)),
+        inline_kernel=inline[0],
+        inline_kinds=inline[1],
         autograd=autograd,
         forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,

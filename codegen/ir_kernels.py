@@ -165,11 +165,50 @@ _INLINE_NODES = (
 )
 
 
-def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
+# Kernel helpers that are numpy's arithmetic plus a check for some dtypes: for operands
+# of one dtype of the kinds given, a call of the helper computes the expression given
+# (over the helper's parameters), which a fast path may then inline, limited to those
+# kinds (the kernel, with the helper's check, takes the others).
+_ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py)
+    "subtract": (
+        ("self", "other", "alpha"),
+        "self - other if alpha == 1 else self - alpha * other",
+        "iufc",
+    ),
+}
+
+
+def _arithmetic_of_helper(tree: ast.Expression) -> tuple[ast.Expression, str]:
+    """A kernel expression that calls one of _ARITHMETIC_HELPERS with plain names as
+    the helper's arithmetic over those names, and the kinds it is limited to; any other
+    expression as it is ("": any kind)."""
+    call = tree.body
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in _ARITHMETIC_HELPERS
+        and not call.keywords
+        and all(isinstance(a, ast.Name) for a in call.args)
+    ):
+        return tree, ""
+    parameters, expression, kinds = _ARITHMETIC_HELPERS[call.func.id]
+    if len(call.args) != len(parameters):
+        return tree, ""
+    names = dict(zip(parameters, [a.id for a in call.args if isinstance(a, ast.Name)]))
+    arithmetic = ast.parse(expression, mode="eval")
+    for node in ast.walk(arithmetic):
+        if isinstance(node, ast.Name):
+            node.id = names[node.id]
+    return arithmetic, kinds
+
+
+def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> tuple[str, str]:
     """The `numpy:` expression of a binary elementwise kernel over two plain Tensors
     (`pair`), with those two read as the fast path's `array_0` and `array_1`, for the
-    fast path to evaluate inline in the common case (one dtype, numpy's result in it);
-    "" when the kernel is any other kind or its expression calls anything."""
+    fast path to evaluate inline in the common case (one dtype, numpy's result in it),
+    and the dtype kinds it is limited to ("": any); ("", "") when the kernel is any
+    other kind or its expression calls anything but an arithmetic helper."""
     if (
         not pair
         or function.numpy is None
@@ -179,23 +218,25 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
         or not function.schema.returns[0].type.is_tensor_like()
         or function.schema.returns[0].type.is_list_like() is not None
     ):
-        return ""
-    tree = ast.parse(function.numpy, mode="eval")
+        return "", ""
+    tree, kinds = _arithmetic_of_helper(ast.parse(function.numpy, mode="eval"))
     arguments = {python_identifier(a.name) for a in function.arguments}
     if not all(
         isinstance(node, _INLINE_NODES)
         and (not isinstance(node, ast.Name) or node.id in arguments)
         for node in ast.walk(tree)
     ):
-        return ""
+        return "", ""
     arrays = {name: f"array_{index}" for index, name in enumerate(pair)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in arrays:
             node.id = arrays[node.id]
-    return ast.unparse(_UfuncCalls(set(arrays.values())).visit(tree))
+    return ast.unparse(_UfuncCalls(set(arrays.values())).visit(tree)), kinds
 
 
 # numpy's ufunc behind each Python operator over arrays (`a * b` is np.multiply(a, b)).
+# Not `**`: an array's `**` takes shortcuts of its own for some exponents (np.sqrt for
+# 0.5, np.square for 2), whose results can differ from np.power's.
 _UFUNCS: dict[type[ast.AST], str] = {
     ast.Add: "add",
     ast.Sub: "subtract",
@@ -203,7 +244,6 @@ _UFUNCS: dict[type[ast.AST], str] = {
     ast.Div: "true_divide",
     ast.FloorDiv: "floor_divide",
     ast.Mod: "remainder",
-    ast.Pow: "power",
     ast.BitAnd: "bitwise_and",
     ast.BitOr: "bitwise_or",
     ast.BitXor: "bitwise_xor",

@@ -21521,7 +21521,35 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     grad_fn.alpha = alpha
     grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other, alpha)
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    array_0 = self._data
+    array_1 = other._data
+    if (
+        array_0.dtype is array_1.dtype
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and array_0.dtype in SCALAR_TYPES
+        and array_0.dtype.kind in "iufc"
+    ):
+        try:
+            value = (
+                np.subtract(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1
+                else np.subtract(
+                    array_0, np.multiply(alpha, array_1, out=ARRAY_OUT), out=ARRAY_OUT
+                )
+            )
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+    if result is None:
+        result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:

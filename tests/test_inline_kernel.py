@@ -119,7 +119,7 @@ def test_only_plain_arithmetic_over_a_pair_is_inlined() -> None:
         for name in (
             "fast_mul_Tensor",  # self * other
             "fast_add_Tensor",  # self + other if alpha == 1 else ...
-            "fast_sub_Tensor",  # calls the helper `subtract`
+            "fast_sub_Tensor",  # the helper `subtract`'s arithmetic (not for bool)
             "fast_mul_Scalar",  # one tensor
             "fast_div_Tensor",  # calls a helper
         )
@@ -127,7 +127,7 @@ def test_only_plain_arithmetic_over_a_pair_is_inlined() -> None:
     assert inlined == {
         "fast_mul_Tensor": True,
         "fast_add_Tensor": True,
-        "fast_sub_Tensor": False,
+        "fast_sub_Tensor": True,
         "fast_mul_Scalar": False,
         "fast_div_Tensor": False,
     }

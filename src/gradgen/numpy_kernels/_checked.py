@@ -86,7 +86,7 @@ def negative(self: np.ndarray) -> np.ndarray:
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
     """sub in the operands' common dtype: `self - alpha * other`, refused for two
     bool tensors as PyTorch does."""
-    if self.dtype == np.bool_:
+    if self.dtype.kind == "b":
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
