@@ -1,0 +1,225 @@
+"""The recorded forward op's fast paths of session 10 ("fwd"):
+
+- the bindings read wrap_number's float cache inline (`x * 2.0` skips tensor_argument);
+- the inline kernels call numpy's ufuncs with `out=ARRAY_OUT`, so a 0-d result is a
+  0-d array without `np.asarray` (and numpy < 2.3's scalar is still converted);
+- `sub.Tensor` evaluates its helper's arithmetic inline for int, float and complex
+  operands of one dtype; bool tensors still reach the kernel and PyTorch's error.
+
+Values are checked against hand math or PyTorch (recorded goldens), and each step-aside
+case against the kernel's answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradgen
+from gradgen.tensor import WRAPPED_FLOATS
+from gradgen.arguments import tensor_argument
+from gradgen.generated import variable_type
+from gradgen.variable_type_utils import ARRAY_OUT
+
+from torch_oracle import oracle
+
+
+def _leaf(values: object, dtype: gradgen.dtype = gradgen.float64) -> gradgen.Tensor:
+    return gradgen.tensor(values, dtype=dtype, requires_grad=True)
+
+
+def _error(call: object) -> tuple[str, str]:
+    try:
+        call()  # type: ignore[operator]
+    except Exception as error:  # the class name and message, as torch_oracle encodes
+        return type(error).__name__, str(error)
+    raise AssertionError("no error")
+
+
+# -- the bindings' wrapped-float cache -------------------------------------------------
+
+
+def test_a_cached_float_is_the_same_wrapped_number_in_every_binding() -> None:
+    x = _leaf([1.0, 2.0])
+    first = tensor_argument(1.25, "mul", "other", 1, True)
+    assert WRAPPED_FLOATS[1.25] is first
+    assert first._is_wrapped_number and first.dtype is gradgen.float64
+    y = x * 1.25
+    assert y.grad_fn is not None and y.grad_fn.other_ is first  # type: ignore[attr-defined]
+    z = gradgen.mul(x, 1.25)
+    assert z.grad_fn.other_ is first  # type: ignore[union-attr]
+    assert y.tolist() == z.tolist() == [1.25, 2.5]
+
+
+@pytest.mark.parametrize("number", [0.0, -0.0, float("nan"), 3, True, 2.5j])
+def test_numbers_the_float_cache_does_not_hold_take_tensor_argument(
+    number: object,
+) -> None:
+    # 0.0 and -0.0 (one hash, two signs) and nan are never cached; an int, a bool and
+    # a complex are not floats: each keeps its own wrapped dtype.
+    x = _leaf([1.5, -2.0])
+    y = x * number
+    expected = np.array([1.5, -2.0]) * number
+    np.testing.assert_array_equal(y._data, expected)
+    assert y.dtype is (gradgen.complex128 if isinstance(number, complex) else x.dtype)
+    assert all(type(key) is float for key in WRAPPED_FLOATS)
+    if isinstance(number, float) and number == 0.0:
+        assert str(y.tolist()) == str(expected.tolist())  # the sign of -0.0 kept
+
+
+def test_a_float_subclass_and_a_numpy_float_are_not_the_cached_float() -> None:
+    class MyFloat(float):
+        pass
+
+    x = _leaf(2.0, gradgen.float32)
+    for number in (MyFloat(0.5), np.float64(0.5)):
+        y = x * number
+        assert y.item() == 1.0
+    # a numpy float64 is a strongly typed scalar in numpy, but a wrapped number here,
+    # as in PyTorch: float32 stays float32
+    assert (x * np.float64(0.5)).dtype is gradgen.float32
+    assert (x * MyFloat(0.5)).dtype is gradgen.float32
+
+
+def test_a_wrong_argument_is_still_pytorchs_type_error() -> None:
+    x = _leaf([1.0])
+    expected = oracle(
+        "fwd_s10.mul_str",
+        lambda torch: _error(lambda: torch.ones(1).mul("a")),
+    )
+    assert _error(lambda: x.mul("a")) == tuple(expected)
+
+
+# -- 0-d results as 0-d arrays -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [gradgen.float64, gradgen.float32, gradgen.int64])
+def test_zero_dim_results_are_arrays_of_the_dtype(dtype: gradgen.dtype) -> None:
+    a = gradgen.tensor(7, dtype=dtype)
+    b = gradgen.tensor(2, dtype=dtype)
+    if dtype.is_floating_point:
+        a.requires_grad_()
+    for result, value in ((a * b, 14), (a + b, 9), (a - b, 5)):
+        assert type(result._data) is np.ndarray and result._data.shape == ()
+        assert result.dtype is dtype and result.item() == value
+
+
+def test_a_zero_dim_chain_matches_hand_math_and_its_gradient() -> None:
+    x = _leaf(1.0)
+    y = x
+    for _ in range(50):
+        y = y * 1.0001
+    expected = 1.0
+    for _ in range(50):
+        expected = expected * 1.0001
+    assert y.item() == expected and type(y._data) is np.ndarray
+    y.backward()
+    assert x.grad is not None and x.grad.item() == pytest.approx(1.0001**50, rel=1e-14)
+
+
+def test_numpy_before_2_3_returns_a_scalar_that_the_fast_path_converts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # numpy < 2.3 has no `out=...`: ARRAY_OUT is None, numpy returns a 0-d result as a
+    # scalar, and the fast path wraps it as before.
+    monkeypatch.setattr(variable_type, "ARRAY_OUT", None)
+    x = _leaf(3.0)
+    for result, value in ((x * 2.0, 6.0), (x + 0.5, 3.5), (x - x, 0.0)):
+        assert type(result._data) is np.ndarray and result._data.shape == ()
+        assert result.item() == value and result.grad_fn is not None
+    (x * x).backward()
+    assert x.grad is not None and x.grad.item() == 6.0
+
+
+def test_array_out_follows_the_numpy_version() -> None:
+    major, minor = (int(part) for part in np.__version__.split(".")[:2])
+    assert (ARRAY_OUT is ...) == ((major, minor) >= (2, 3))
+
+
+# -- sub.Tensor inline ----------------------------------------------------------------
+
+
+def test_sub_is_inlined_only_for_int_float_and_complex() -> None:
+    x = _leaf([1.0, 2.0])
+    assert 'array_0.dtype.kind in "iufc"' in _source("fast_sub_Tensor")
+    assert "dtype.kind" not in _source("fast_mul_Tensor")
+    y = x - gradgen.tensor([0.5, 4.0], dtype=gradgen.float64)
+    assert y.tolist() == [0.5, -2.0]
+    assert type(y.grad_fn).__name__ == "SubBackward0"
+
+
+def _source(name: str) -> str:
+    import inspect
+
+    return inspect.getsource(getattr(variable_type, name))
+
+
+_SUB_CASES = [
+    (dtype, alpha)
+    for dtype in (gradgen.float64, gradgen.float32, gradgen.complex128)
+    for alpha in (1, 2, -0.5)
+] + [(dtype, alpha) for dtype in (gradgen.int64, gradgen.int32) for alpha in (1, 2)]
+
+
+@pytest.mark.parametrize(("dtype", "alpha"), _SUB_CASES)
+def test_sub_values_and_gradients_with_alpha(
+    dtype: gradgen.dtype, alpha: float
+) -> None:
+    a_values = np.array([3.0, -1.5, 2.25]).astype(dtype.numpy)
+    b_values = np.array([0.5, 2.0, -4.0]).astype(dtype.numpy)
+    grads = dtype.is_floating_point
+    a = gradgen.tensor(a_values, dtype=dtype, requires_grad=grads)
+    b = gradgen.tensor(b_values, dtype=dtype, requires_grad=grads)
+    result = gradgen.sub(a, b, alpha=alpha)
+    assert result.dtype is dtype
+    np.testing.assert_array_equal(
+        result._data, (a_values - alpha * b_values).astype(dtype.numpy)
+    )
+    if grads:
+        result.sum().backward()
+        assert a.grad is not None and b.grad is not None
+        assert a.grad.tolist() == [1.0] * 3
+        assert b.grad.tolist() == [-alpha] * 3
+
+
+def test_sub_of_bool_tensors_is_still_pytorchs_error() -> None:
+    flags = gradgen.tensor([True, False])
+    expected = oracle(
+        "fwd_s10.sub_bool",
+        lambda torch: _error(
+            lambda: torch.tensor([True, False]) - torch.tensor([True])
+        ),
+    )
+    got = _error(lambda: flags - gradgen.tensor([True]))
+    assert got == tuple(expected)
+
+
+def test_sub_steps_aside_for_promotion_broadcast_errors_and_two_numbers() -> None:
+    x = _leaf([1.0, 2.0], gradgen.float32)
+    wide = x - gradgen.tensor([0.5, 0.25], dtype=gradgen.float64)  # promotion: kernel
+    assert wide.dtype is gradgen.float64 and wide.tolist() == [0.5, 1.75]
+    assert (x - 0.5).dtype is gradgen.float32  # a wrapped float64 number: the kernel
+    expected = oracle(
+        "fwd_s10.sub_broadcast",
+        lambda torch: _error(lambda: torch.ones(2, requires_grad=True) - torch.ones(3)),
+    )
+    got = _error(lambda: x - gradgen.ones(3))
+    assert got == tuple(expected)
+    ints = gradgen.tensor([5, 7]) - gradgen.tensor([2, 9])
+    assert ints.dtype is gradgen.int64 and ints.tolist() == [3, -2]
+
+
+def test_sub_keeps_going_through_the_dispatcher_under_the_profiler_and_forward_ad() -> (
+    None
+):
+    import gradgen.autograd.forward_ad as fwAD
+
+    x = _leaf([1.0, 2.0])
+    y = _leaf([0.5, 0.5])
+    with gradgen.autograd.profiler.profile() as prof:
+        x - y
+    assert any("sub" in event.name for event in prof.function_events)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.detach(), gradgen.tensor([1.0, 1.0]))
+        out = dual - y.detach()
+        assert fwAD.unpack_dual(out).tangent.tolist() == [1.0, 1.0]
