@@ -85,7 +85,8 @@ def _operator_ir(
     user: frozenset[str] = frozenset(),
 ) -> OperatorIR:
     parameters, arguments = _kernel_parameters(function)
-    inline = _inline_kernel(function, _promoted_pair(function))
+    scalar = _promoted_scalar(function)
+    inline = _inline_kernel(function, _promoted_pair(function) or scalar[:1])
     checks: tuple[str, ...] = ()
     if info is not None and info.op is not None:
         # Inputs with neither a formula nor `non_differentiable` must not require grad.
@@ -120,6 +121,7 @@ def _operator_ir(
         kernel_body=_kernel_body(function),
         inline_kernel=inline[0],
         inline_kinds=inline[1],
+        inline_scalar=scalar if inline[0] else (),
         autograd=autograd,
         forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,
@@ -136,6 +138,18 @@ def _promoted_pair(function: NativeFunction) -> tuple[str, ...]:
     `other`), or () for any other promotion."""
     names = function.type_promotion
     if len(names) == 2 and all(_is_plain_tensor(function, n) for n in names):
+        return tuple(python_identifier(n) for n in names)
+    return ()
+
+
+def _promoted_scalar(function: NativeFunction) -> tuple[str, ...]:
+    """(tensor, scalar): the promoted arguments of an operator over a plain Tensor and a
+    Scalar (`self ** exponent`, `self * other`), or () for any other promotion."""
+    names = function.type_promotion
+    if len(names) != 2 or not _is_plain_tensor(function, names[0]):
+        return ()
+    scalar = [a for a in function.arguments if a.name == names[1]]
+    if scalar and str(scalar[0].type) == "Scalar":
         return tuple(python_identifier(n) for n in names)
     return ()
 

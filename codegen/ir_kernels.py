@@ -176,6 +176,8 @@ _ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
         "self - other if alpha == 1 else self - alpha * other",
         "iufc",
     ),
+    # refuses integers to negative integer powers, as PyTorch does
+    "power": (("self", "exponent"), "self ** exponent", "fc"),
 }
 
 
@@ -205,7 +207,8 @@ def _arithmetic_of_helper(tree: ast.Expression) -> tuple[ast.Expression, str]:
 
 def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> tuple[str, str]:
     """The `numpy:` expression of a binary elementwise kernel over two plain Tensors
-    (`pair`), with those two read as the fast path's `array_0` and `array_1`, for the
+    (`pair`; or over one and a Scalar: `pair` is then the tensor alone), with those
+    tensors read as the fast path's `array_0` and `array_1`, for the
     fast path to evaluate inline in the common case (one dtype, numpy's result in it),
     and the dtype kinds it is limited to ("": any); ("", "") when the kernel is any
     other kind or its expression calls anything but an arithmetic helper."""

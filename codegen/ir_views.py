@@ -95,6 +95,9 @@ class OperatorIR:
     # The numpy dtype kinds the inline kernel is limited to ("": any), when it stands
     # for a helper that checks the other kinds (`subtract` refuses bool tensors).
     inline_kinds: str
+    # (tensor, scalar) when the inline kernel is over one tensor (`array_0`) and a
+    # Python number (`self ** exponent`), () when it is over two tensors or none.
+    inline_scalar: tuple[str, ...]
     # autograd
     autograd: AutogradIR | None
     forward_ad: ForwardADIR | None

@@ -21690,7 +21690,24 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
         if self._version_counter is None and not OPEN_HOOKS[0]
         else SavedVariable.input(self)
     )
-    result = kernel(ks, self, exponent)
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    result = None
+    array_0 = self._data
+    if (
+        (type(exponent) is float or type(exponent) is int)
+        and array_0.dtype.kind in "fc"
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        value = array_0**exponent
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:
@@ -23352,7 +23369,29 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
         if self._version_counter is None and not OPEN_HOOKS[0]
         else SavedVariable.input(self)
     )
-    result = kernel(ks, self, exponent)
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    array_0 = self._data
+    array_1 = exponent._data
+    if (
+        array_0.dtype is array_1.dtype
+        and not (self._is_wrapped_number and exponent._is_wrapped_number)
+        and array_0.dtype in SCALAR_TYPES
+        and array_0.dtype.kind in "fc"
+    ):
+        try:
+            value = array_0**array_1
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+    if result is None:
+        result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:
@@ -23443,7 +23482,28 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other, alpha)
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    result = None
+    array_0 = self._data
+    if (
+        (type(other) is float or type(other) is int)
+        and array_0.dtype.kind in "fc"
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        value = (
+            np.add(array_0, other, out=ARRAY_OUT)
+            if alpha == 1
+            else np.add(array_0, alpha * other, out=ARRAY_OUT)
+        )
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:
@@ -23485,7 +23545,28 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     grad_fn._nr0 = nr_0
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other, alpha)
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    result = None
+    array_0 = self._data
+    if (
+        (type(other) is float or type(other) is int)
+        and array_0.dtype.kind in "fc"
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        value = (
+            np.subtract(array_0, other, out=ARRAY_OUT)
+            if alpha == 1
+            else np.subtract(array_0, alpha * other, out=ARRAY_OUT)
+        )
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:
@@ -23528,7 +23609,24 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
     grad_fn.other = other
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    result = kernel(ks, self, other)
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    result = None
+    array_0 = self._data
+    if (
+        (type(other) is float or type(other) is int)
+        and array_0.dtype.kind in "fc"
+        and array_0.dtype in SCALAR_TYPES
+    ):
+        value = np.multiply(array_0, other, out=ARRAY_OUT)
+        if type(value) is ndarray:
+            if value.dtype is array_0.dtype:
+                result = Tensor(value)
+        elif type(value) is array_0.dtype.type:
+            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+    if result is None:
+        result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
     metadata = ONE_OUTPUT_METADATA.get(result._data.shape)
     if metadata is not None and metadata[0][1] is result._data.dtype:

@@ -223,3 +223,92 @@ def test_sub_keeps_going_through_the_dispatcher_under_the_profiler_and_forward_a
         dual = fwAD.make_dual(x.detach(), gradgen.tensor([1.0, 1.0]))
         out = dual - y.detach()
         assert fwAD.unpack_dual(out).tangent.tolist() == [1.0, 1.0]
+
+
+# -- a tensor and a Python number inline (pow.Tensor_Scalar, add/sub/mul.Scalar) --------
+
+
+def test_the_scalar_inline_kernels_and_their_guard() -> None:
+    for name in ("fast_pow_Tensor_Scalar", "fast_mul_Scalar", "fast_add_Scalar"):
+        source = _source(name)
+        assert "array_0 = self._data" in source
+        assert 'array_0.dtype.kind in "fc"' in source
+    assert "value = array_0**exponent" in _source("fast_pow_Tensor_Scalar")
+
+
+@pytest.mark.parametrize("exponent", [3, 2, 0.5, -1, 2.5, 0])
+@pytest.mark.parametrize("dtype", [gradgen.float64, gradgen.float32])
+def test_pow_of_a_float_tensor_matches_pytorch_and_its_gradient(
+    exponent: float, dtype: gradgen.dtype
+) -> None:
+    values = [0.5, 1.5, 4.0]
+    expected = oracle(
+        f"fwd_s10.pow_{exponent}_{dtype.name}",
+        lambda torch: _pow_and_grad(
+            torch,
+            torch.tensor(values, dtype=getattr(torch, dtype.name), requires_grad=True),
+            exponent,
+        ),
+    )
+    x = _leaf(values, dtype)
+    got = _pow_and_grad(gradgen, x, exponent)
+    assert got[0].dtype == expected[0].dtype == dtype.numpy
+    np.testing.assert_allclose(
+        got[0], expected[0], rtol=1e-6 if dtype is gradgen.float32 else 1e-15
+    )
+    np.testing.assert_allclose(
+        got[1], expected[1], rtol=1e-6 if dtype is gradgen.float32 else 1e-14
+    )
+
+
+def _pow_and_grad(
+    lib: object, x: object, exponent: float
+) -> tuple[np.ndarray, np.ndarray]:
+    y = x**exponent  # type: ignore[operator]
+    y.sum().backward()
+    return (
+        np.asarray(y.detach().numpy()),
+        np.asarray(x.grad.numpy()),  # type: ignore[attr-defined]
+    )
+
+
+def test_zero_dim_pow_is_the_kernels_value_and_an_array() -> None:
+    a = _leaf(1.5)
+    cube = a**3
+    assert type(cube._data) is np.ndarray and cube._data.shape == ()
+    assert cube.item() == np.asarray(1.5) ** 3
+    (3 * cube).backward()
+    assert a.grad is not None and a.grad.item() == 9 * 1.5**2
+
+
+def test_pow_steps_aside_where_the_dtype_or_the_check_matters() -> None:
+    ints = gradgen.tensor([2, 3])
+    assert (ints**2).dtype is gradgen.int64 and (ints**2).tolist() == [4, 9]
+    assert (ints**0.5).dtype is gradgen.float32  # the default float dtype: the kernel
+    expected = oracle(
+        "fwd_s10.int_negative_power",
+        lambda torch: _error(lambda: torch.tensor([2, 3]) ** -1),
+    )
+    assert _error(lambda: ints**-1) == tuple(expected)
+    x = _leaf([1.0, 4.0], gradgen.float32)
+    assert (x**2.5j).dtype is gradgen.complex64  # a complex exponent: the kernel
+    assert (x ** np.float64(2.0)).dtype is gradgen.float32  # a numpy scalar: the kernel
+    assert (x**True).tolist() == [1.0, 4.0]  # a bool exponent: the kernel
+    assert (x * 2).dtype is gradgen.float32 and gradgen.mul(x, 2).tolist() == [
+        2.0,
+        8.0,
+    ]
+
+
+def test_scalar_add_and_sub_with_alpha_match_hand_math() -> None:
+    from gradgen.generated import operators
+
+    x = _leaf([1.0, -2.0])
+    added = operators.add_Scalar.fast(x, 3, 2)
+    subtracted = operators.sub_Scalar.fast(x, 0.5, 4)
+    multiplied = operators.mul_Scalar.fast(x, -1.5)
+    assert added.tolist() == [7.0, 4.0]
+    assert subtracted.tolist() == [-1.0, -4.0]
+    assert multiplied.tolist() == [-1.5, 3.0]
+    (added.sum() + subtracted.sum() + multiplied.sum()).backward()
+    assert x.grad is not None and x.grad.tolist() == [0.5, 0.5]

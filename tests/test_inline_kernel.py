@@ -120,7 +120,7 @@ def test_only_plain_arithmetic_over_a_pair_is_inlined() -> None:
             "fast_mul_Tensor",  # self * other
             "fast_add_Tensor",  # self + other if alpha == 1 else ...
             "fast_sub_Tensor",  # the helper `subtract`'s arithmetic (not for bool)
-            "fast_mul_Scalar",  # one tensor
+            "fast_mul_Scalar",  # one tensor and a Python number (session 10)
             "fast_div_Tensor",  # calls a helper
         )
     }
@@ -128,6 +128,6 @@ def test_only_plain_arithmetic_over_a_pair_is_inlined() -> None:
         "fast_mul_Tensor": True,
         "fast_add_Tensor": True,
         "fast_sub_Tensor": True,
-        "fast_mul_Scalar": False,
+        "fast_mul_Scalar": True,
         "fast_div_Tensor": False,
     }
