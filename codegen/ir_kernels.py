@@ -85,9 +85,9 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
                 f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
                 "if type(value) is ndarray:",
                 "    if value.dtype is common_dtype.numpy:",
-                "        return Tensor(value)",
+                "        return array_tensor(value)",
                 "elif type(value) is common_dtype.numpy.type:",
-                "    return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar",
+                "    return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar",
                 f"return wrap_result(value{dtype})",
             )
         if type_.is_tensor_like():

@@ -349,7 +349,7 @@ from gradgen.numpy_kernels import (
     xlogy,
     zeta,
 )
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import Number, Tensor, array_tensor
 from gradgen.variable_type_utils import (
     SCALAR_TYPES,
     broadcast_error,
@@ -1053,9 +1053,9 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1085,9 +1085,9 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1117,9 +1117,9 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1137,9 +1137,9 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1470,9 +1470,9 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         raise broadcast_error(error, grad_output, output) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1502,9 +1502,9 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         raise broadcast_error(error, grad_output, output) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1583,9 +1583,9 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1603,9 +1603,9 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1623,9 +1623,9 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1643,9 +1643,9 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1663,9 +1663,9 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1696,9 +1696,9 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1717,9 +1717,9 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1751,9 +1751,9 @@ def numpy_div_Tensor_mode(
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1834,9 +1834,9 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1854,9 +1854,9 @@ def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1899,9 +1899,9 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1931,9 +1931,9 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1963,9 +1963,9 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1995,9 +1995,9 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2028,9 +2028,9 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2060,9 +2060,9 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2145,9 +2145,9 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2212,9 +2212,9 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2232,9 +2232,9 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2264,9 +2264,9 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2284,9 +2284,9 @@ def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2421,9 +2421,9 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2453,9 +2453,9 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2485,9 +2485,9 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2623,9 +2623,9 @@ def numpy_addcmul(
         raise broadcast_error(error, self, tensor1, tensor2) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2794,9 +2794,9 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2840,9 +2840,9 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2935,9 +2935,9 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2993,9 +2993,9 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -3394,9 +3394,9 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4759,9 +4759,9 @@ def numpy_addr(
         raise broadcast_error(error, self, vec1, vec2) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4965,9 +4965,9 @@ def numpy_threshold_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4999,9 +4999,9 @@ def numpy_gelu_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5031,9 +5031,9 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5112,9 +5112,9 @@ def numpy_leaky_relu_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5169,9 +5169,9 @@ def numpy_elu_backward(
         raise broadcast_error(error, grad_output, self_or_result) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5218,9 +5218,9 @@ def numpy_softplus_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5260,9 +5260,9 @@ def numpy_log_sigmoid_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5300,9 +5300,9 @@ def numpy_hardtanh_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5345,9 +5345,9 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5396,9 +5396,9 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5436,9 +5436,9 @@ def numpy_hardshrink_backward(
         raise broadcast_error(error, grad_out, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5476,9 +5476,9 @@ def numpy_softshrink_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5514,9 +5514,9 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5552,9 +5552,9 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5626,9 +5626,9 @@ def numpy_rrelu_with_noise_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5658,9 +5658,9 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         raise broadcast_error(error, self, weight) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5719,9 +5719,9 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5751,9 +5751,9 @@ def numpy_mse_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5895,9 +5895,9 @@ def numpy_smooth_l1_loss(
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5932,9 +5932,9 @@ def numpy_smooth_l1_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -6008,9 +6008,9 @@ def numpy_soft_margin_loss(
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -6040,9 +6040,9 @@ def numpy_soft_margin_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8027,9 +8027,9 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8048,9 +8048,9 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8069,9 +8069,9 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8243,9 +8243,9 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8299,9 +8299,9 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8357,9 +8357,9 @@ def numpy_logit_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8414,9 +8414,9 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8435,9 +8435,9 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8456,9 +8456,9 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8489,9 +8489,9 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8510,9 +8510,9 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8531,9 +8531,9 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8612,9 +8612,9 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8633,9 +8633,9 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8654,9 +8654,9 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8687,9 +8687,9 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8708,9 +8708,9 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8729,9 +8729,9 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8762,9 +8762,9 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8783,9 +8783,9 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8804,9 +8804,9 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8837,9 +8837,9 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8858,9 +8858,9 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8879,9 +8879,9 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8912,9 +8912,9 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8933,9 +8933,9 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8954,9 +8954,9 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8987,9 +8987,9 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9008,9 +9008,9 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9029,9 +9029,9 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9062,9 +9062,9 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9083,9 +9083,9 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9104,9 +9104,9 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9137,9 +9137,9 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9158,9 +9158,9 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9179,9 +9179,9 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9248,9 +9248,9 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9271,9 +9271,9 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9294,9 +9294,9 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9327,9 +9327,9 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9350,9 +9350,9 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9373,9 +9373,9 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9406,9 +9406,9 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9429,9 +9429,9 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9452,9 +9452,9 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9485,9 +9485,9 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9508,9 +9508,9 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9531,9 +9531,9 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 

@@ -30,7 +30,7 @@ from gradgen.dispatch import (
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SavedVariable, SavedVariableList
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import Number, Tensor, array_tensor
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
     ONE_OUTPUT_METADATA,
@@ -21455,9 +21455,11 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(
+                np.asarray(value)
+            )  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21545,9 +21547,11 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(
+                np.asarray(value)
+            )  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21639,9 +21643,11 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(
+                np.asarray(value)
+            )  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21703,9 +21709,9 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
         value = array_0**exponent
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23387,9 +23393,11 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
             value = None
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(
+                np.asarray(value)
+            )  # numpy < 2.3: a 0-d result's scalar
     if result is None:
         result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23499,9 +23507,9 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         )
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23562,9 +23570,9 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         )
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23622,9 +23630,9 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
         value = np.multiply(array_0, other, out=ARRAY_OUT)
         if type(value) is ndarray:
             if value.dtype is array_0.dtype:
-                result = Tensor(value)
+                result = array_tensor(value)
         elif type(value) is array_0.dtype.type:
-            result = Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+            result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.

@@ -312,3 +312,21 @@ def test_scalar_add_and_sub_with_alpha_match_hand_math() -> None:
     assert multiplied.tolist() == [-1.5, 3.0]
     (added.sum() + subtracted.sum() + multiplied.sum()).backward()
     assert x.grad is not None and x.grad.tolist() == [0.5, 0.5]
+
+
+# -- array_tensor: Tensor(data) without __init__'s call --------------------------------
+
+
+def test_array_tensor_sets_every_slot_as_the_constructor_does() -> None:
+    from gradgen.tensor import Tensor, array_tensor
+
+    data = np.arange(3.0)
+    made, built = array_tensor(data), Tensor(data)
+    assert type(made) is Tensor
+    for slot in Tensor.__slots__:
+        if slot == "__weakref__":
+            continue
+        assert getattr(made, slot) is getattr(built, slot) or (
+            getattr(made, slot) == getattr(built, slot)
+        ), slot
+    assert made._data is data and not made.requires_grad and made.is_leaf

@@ -20,7 +20,7 @@ from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, EdgeTuple, InputMetadata, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
-from .tensor import Tensor
+from .tensor import Tensor, array_tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import spelling
 
@@ -288,14 +288,14 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
     if result_dtype is not None:
         wanted = result_dtype.numpy
         if array.dtype is wanted:  # the common case (a 0-d result's numpy scalar)
-            return Tensor(array)
+            return array_tensor(array)
         if array.dtype != wanted:
             if array.dtype.kind not in "biufc":
                 raise _unsupported_result(array)
             array = array.astype(wanted)
     elif array.dtype not in dtypes._FROM_NUMPY:
         array = _normalise_dtype(array)
-    return Tensor(array)
+    return array_tensor(array)
 
 
 def _normalise_dtype(array: np.ndarray) -> np.ndarray:
