@@ -330,3 +330,24 @@ def test_array_tensor_sets_every_slot_as_the_constructor_does() -> None:
             getattr(made, slot) == getattr(built, slot)
         ), slot
     assert made._data is data and not made.requires_grad and made.is_leaf
+
+
+def test_cached_ints_floats_and_bools_never_meet() -> None:
+    from gradgen.tensor import WRAPPED_INTS
+
+    ints = gradgen.tensor([1, 2])
+    for _ in range(2):  # the second time from the caches
+        assert (ints * 1).dtype is gradgen.int64
+        assert (ints * 1.0).dtype is gradgen.float32  # the default float dtype
+        assert (ints * True).dtype is gradgen.int64
+        assert (gradgen.tensor([True, False]) * True).dtype is gradgen.bool
+        assert (gradgen.tensor([True, False]) * 1).dtype is gradgen.int64
+    assert tensor_argument(1, "mul", "other", 1, True) is WRAPPED_INTS[1]
+    assert tensor_argument(1, "mul", "other", 1, True).dtype is gradgen.int64
+    assert tensor_argument(1.0, "mul", "other", 1, True).dtype is gradgen.float64
+    assert tensor_argument(True, "mul", "other", 1, True).dtype is gradgen.bool
+    assert all(type(key) is int for key in WRAPPED_INTS)
+    x = _leaf(2.0)
+    y = 3 * x**2
+    y.backward()
+    assert y.item() == 12.0 and x.grad is not None and x.grad.item() == 12.0

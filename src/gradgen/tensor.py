@@ -616,10 +616,11 @@ def _is_integer_index(item: Any) -> bool:
 # every `x * 2.0`: a small cache saves a tensor per operator call.
 _WRAPPED: dict[tuple[type, Any], Tensor] = {}
 _WRAPPED_LIMIT = 1024
-# The cached wrapped floats again, by value alone (a dict of floats only, so 1.0 never
-# meets 1 or True): the generated bindings read it inline for `x * 2.0` before they
-# call tensor_argument, which costs a call more.
+# The cached wrapped floats and ints again, by value alone (a dict of floats only and
+# one of ints only, so 1.0 never meets 1 or True): the generated bindings read the
+# floats inline for `x * 2.0` before they call tensor_argument, which reads both.
 WRAPPED_FLOATS: dict[float, Tensor] = {}
+WRAPPED_INTS: dict[int, Tensor] = {}
 
 
 def wrap_number(value: Any) -> Tensor:
@@ -648,6 +649,8 @@ def wrap_number(value: Any) -> Tensor:
             _WRAPPED[key] = wrapped
             if type(value) is float:
                 WRAPPED_FLOATS[value] = wrapped
+            elif type(value) is int:
+                WRAPPED_INTS[value] = wrapped
         return wrapped
     raise TypeError(f"expected a Tensor or a number, but got {type(value).__name__}")
 
