@@ -21438,6 +21438,24 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     result = None
     array_0 = self._data
     array_1 = other._data
+    if array_0.dtype is not array_1.dtype:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it.
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and array_0.dtype.kind in "fc"
+            and array_1.dtype.kind in "biuf"
+        ):
+            array_1 = array_1.astype(array_0.dtype)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and array_1.dtype.kind in "fc"
+            and array_0.dtype.kind in "biuf"
+        ):
+            array_0 = array_0.astype(array_1.dtype)
     if (
         array_0.dtype is array_1.dtype
         and not (self._is_wrapped_number and other._is_wrapped_number)
@@ -21529,6 +21547,24 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     result = None
     array_0 = self._data
     array_1 = other._data
+    if array_0.dtype is not array_1.dtype:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it.
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and array_0.dtype.kind in "fc"
+            and array_1.dtype.kind in "biuf"
+        ):
+            array_1 = array_1.astype(array_0.dtype)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and array_1.dtype.kind in "fc"
+            and array_0.dtype.kind in "biuf"
+        ):
+            array_0 = array_0.astype(array_1.dtype)
     if (
         array_0.dtype is array_1.dtype
         and not (self._is_wrapped_number and other._is_wrapped_number)
@@ -21632,6 +21668,24 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     result = None
     array_0 = self._data
     array_1 = other._data
+    if array_0.dtype is not array_1.dtype:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it.
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and array_0.dtype.kind in "fc"
+            and array_1.dtype.kind in "biuf"
+        ):
+            array_1 = array_1.astype(array_0.dtype)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and array_1.dtype.kind in "fc"
+            and array_0.dtype.kind in "biuf"
+        ):
+            array_0 = array_0.astype(array_1.dtype)
     if (
         array_0.dtype is array_1.dtype
         and not (self._is_wrapped_number and other._is_wrapped_number)
@@ -23381,6 +23435,24 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     result = None
     array_0 = self._data
     array_1 = exponent._data
+    if array_0.dtype is not array_1.dtype:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it.
+        if (
+            exponent._is_wrapped_number
+            and not self._is_wrapped_number
+            and array_0.dtype.kind in "fc"
+            and array_1.dtype.kind in "biuf"
+        ):
+            array_1 = array_1.astype(array_0.dtype)
+        elif (
+            self._is_wrapped_number
+            and not exponent._is_wrapped_number
+            and array_1.dtype.kind in "fc"
+            and array_0.dtype.kind in "biuf"
+        ):
+            array_0 = array_0.astype(array_1.dtype)
     if (
         array_0.dtype is array_1.dtype
         and not (self._is_wrapped_number and exponent._is_wrapped_number)

@@ -142,7 +142,7 @@ def test_array_out_follows_the_numpy_version() -> None:
 def test_sub_is_inlined_only_for_int_float_and_complex() -> None:
     x = _leaf([1.0, 2.0])
     assert 'array_0.dtype.kind in "iufc"' in _source("fast_sub_Tensor")
-    assert "dtype.kind" not in _source("fast_mul_Tensor")
+    assert 'array_0.dtype.kind in "iufc"' not in _source("fast_mul_Tensor")
     y = x - gradgen.tensor([0.5, 4.0], dtype=gradgen.float64)
     assert y.tolist() == [0.5, -2.0]
     assert type(y.grad_fn).__name__ == "SubBackward0"
@@ -351,3 +351,82 @@ def test_cached_ints_floats_and_bools_never_meet() -> None:
     y = 3 * x**2
     y.backward()
     assert y.item() == 12.0 and x.grad is not None and x.grad.item() == 12.0
+
+
+# -- a wrapped number cast to the tensor's dtype inline (`3 * x`, `x_f32 * 0.1`) -------
+
+
+_WRAPPED_CASES = [
+    ("float32", 0.1),
+    ("float32", 3),
+    ("float32", True),
+    ("float64", 7),
+    ("float16", 0.1),
+    ("complex64", 0.1),
+    ("complex64", 3),
+]
+
+
+@pytest.mark.parametrize(("dtype_name", "number"), _WRAPPED_CASES)
+def test_a_wrapped_number_takes_the_tensors_dtype_as_in_pytorch(
+    dtype_name: str, number: object
+) -> None:
+    values = [0.3, -1.7, 2.5]
+    expected = oracle(
+        f"fwd_s10.wrapped_{dtype_name}_{number!r}",
+        lambda torch: _wrapped_results(
+            torch, torch.tensor(values, dtype=getattr(torch, dtype_name)), number
+        ),
+    )
+    got = _wrapped_results(
+        gradgen, gradgen.tensor(values, dtype=getattr(gradgen, dtype_name)), number
+    )
+    for mine, theirs in zip(got, expected):
+        assert mine.dtype == theirs.dtype
+        # float16 and complex: PyTorch computes some of these in a wider type and rounds
+        np.testing.assert_allclose(
+            mine, theirs, rtol=1e-3 if dtype_name == "float16" else 1e-6
+        )
+
+
+def _wrapped_results(lib: object, x: object, number: object) -> list[np.ndarray]:
+    results = [number * x, x * number, x + number, number + x]  # type: ignore[operator]
+    if not isinstance(number, bool):  # PyTorch refuses `x - True` (gradgen does not)
+        results.append(x - number)  # type: ignore[operator]
+    return [np.asarray(r.numpy()) for r in results]
+
+
+def test_the_inline_cast_gives_the_kernels_bits() -> None:
+    # the kernel's promotion casts the wrapped number with astype: so does the fast path
+    from gradgen.generated import operators
+
+    # (float16 and 70000: inf, where PyTorch computes 0.3 * 70000 in float32 first)
+    for dtype in (gradgen.float32, gradgen.float16, gradgen.complex64):
+        x = gradgen.tensor([0.3, -1.7, 2.5], dtype=dtype, requires_grad=True)
+        for number in (0.1, 3, True, 1e30, 70000):
+            wrapped = tensor_argument(number, "mul", "other", 1, True)
+            for first, second in ((x, wrapped), (wrapped, x)):
+                fast = operators.mul_Tensor.fast(first, second)
+                slow = operators.mul_Tensor.call(first, second)
+                assert fast.dtype is slow.dtype is dtype
+                np.testing.assert_array_equal(fast._data, slow._data)
+                assert fast.grad_fn is not None and type(fast._data) is np.ndarray
+
+
+def test_the_cast_with_grad_and_its_step_asides() -> None:
+    a = _leaf(1.5)
+    q = 3 * a**3 - a**2
+    q.backward()
+    assert q.item() == 3 * 1.5**3 - 1.5**2
+    assert a.grad is not None and a.grad.item() == 9 * 1.5**2 - 2 * 1.5
+    x = _leaf([1.0, 2.0], gradgen.float32)
+    y = 2 * x + 0.5
+    assert y.dtype is gradgen.float32 and y.tolist() == [2.5, 4.5]
+    y.sum().backward()
+    assert x.grad is not None and x.grad.dtype is gradgen.float32
+    assert x.grad.tolist() == [2.0, 2.0]
+    ints = gradgen.tensor([1, 2])
+    assert (ints * 2.5).dtype is gradgen.float32  # a float into ints: the kernel
+    assert (ints * 2.5).tolist() == [2.5, 5.0]
+    assert (x * 2j).dtype is gradgen.complex64  # a complex into floats: the kernel
+    assert (gradgen.tensor(2.0) * gradgen.tensor(3)).dtype is gradgen.float32
