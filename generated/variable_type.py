@@ -21435,31 +21435,36 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
     array_0 = self._data
     array_1 = other._data
-    if array_0.dtype is not array_1.dtype:
+    dtype_0 = array_0.dtype
+    if dtype_0 is not array_1.dtype:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it.
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
-            and array_0.dtype.kind in "fc"
+            and dtype_0.kind in "fc"
             and array_1.dtype.kind in "biuf"
         ):
-            array_1 = array_1.astype(array_0.dtype)
+            array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
             and array_1.dtype.kind in "fc"
-            and array_0.dtype.kind in "biuf"
+            and dtype_0.kind in "biuf"
         ):
-            array_0 = array_0.astype(array_1.dtype)
+            dtype_0 = array_1.dtype
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
     if (
-        array_0.dtype is array_1.dtype
+        dtype_0 is not None
         and not (self._is_wrapped_number and other._is_wrapped_number)
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0 in SCALAR_TYPES
     ):
         try:
             value = (
@@ -21472,9 +21477,9 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(
                 np.asarray(value)
             )  # numpy < 2.3: a 0-d result's scalar
@@ -21544,32 +21549,37 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
     array_0 = self._data
     array_1 = other._data
-    if array_0.dtype is not array_1.dtype:
+    dtype_0 = array_0.dtype
+    if dtype_0 is not array_1.dtype:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it.
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
-            and array_0.dtype.kind in "fc"
+            and dtype_0.kind in "fc"
             and array_1.dtype.kind in "biuf"
         ):
-            array_1 = array_1.astype(array_0.dtype)
+            array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
             and array_1.dtype.kind in "fc"
-            and array_0.dtype.kind in "biuf"
+            and dtype_0.kind in "biuf"
         ):
-            array_0 = array_0.astype(array_1.dtype)
+            dtype_0 = array_1.dtype
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
     if (
-        array_0.dtype is array_1.dtype
+        dtype_0 is not None
         and not (self._is_wrapped_number and other._is_wrapped_number)
-        and array_0.dtype in SCALAR_TYPES
-        and array_0.dtype.kind in "iufc"
+        and dtype_0 in SCALAR_TYPES
+        and dtype_0.kind in "iufc"
     ):
         try:
             value = (
@@ -21582,9 +21592,9 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(
                 np.asarray(value)
             )  # numpy < 2.3: a 0-d result's scalar
@@ -21665,40 +21675,45 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
     array_0 = self._data
     array_1 = other._data
-    if array_0.dtype is not array_1.dtype:
+    dtype_0 = array_0.dtype
+    if dtype_0 is not array_1.dtype:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it.
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
-            and array_0.dtype.kind in "fc"
+            and dtype_0.kind in "fc"
             and array_1.dtype.kind in "biuf"
         ):
-            array_1 = array_1.astype(array_0.dtype)
+            array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
             and array_1.dtype.kind in "fc"
-            and array_0.dtype.kind in "biuf"
+            and dtype_0.kind in "biuf"
         ):
-            array_0 = array_0.astype(array_1.dtype)
+            dtype_0 = array_1.dtype
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
     if (
-        array_0.dtype is array_1.dtype
+        dtype_0 is not None
         and not (self._is_wrapped_number and other._is_wrapped_number)
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0 in SCALAR_TYPES
     ):
         try:
             value = np.multiply(array_0, array_1, out=ARRAY_OUT)
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(
                 np.asarray(value)
             )  # numpy < 2.3: a 0-d result's scalar
@@ -21755,16 +21770,17 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
     result = None
     array_0 = self._data
+    dtype_0 = array_0.dtype
     if (
         (type(exponent) is float or type(exponent) is int)
-        and array_0.dtype.kind in "fc"
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
     ):
         value = array_0**exponent
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, exponent)
@@ -23432,41 +23448,46 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
     array_0 = self._data
     array_1 = exponent._data
-    if array_0.dtype is not array_1.dtype:
+    dtype_0 = array_0.dtype
+    if dtype_0 is not array_1.dtype:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it.
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
         if (
             exponent._is_wrapped_number
             and not self._is_wrapped_number
-            and array_0.dtype.kind in "fc"
+            and dtype_0.kind in "fc"
             and array_1.dtype.kind in "biuf"
         ):
-            array_1 = array_1.astype(array_0.dtype)
+            array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not exponent._is_wrapped_number
             and array_1.dtype.kind in "fc"
-            and array_0.dtype.kind in "biuf"
+            and dtype_0.kind in "biuf"
         ):
-            array_0 = array_0.astype(array_1.dtype)
+            dtype_0 = array_1.dtype
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
     if (
-        array_0.dtype is array_1.dtype
+        dtype_0 is not None
         and not (self._is_wrapped_number and exponent._is_wrapped_number)
-        and array_0.dtype in SCALAR_TYPES
-        and array_0.dtype.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
+        and dtype_0.kind in "fc"
     ):
         try:
             value = array_0**array_1
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(
                 np.asarray(value)
             )  # numpy < 2.3: a 0-d result's scalar
@@ -23567,10 +23588,11 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
     result = None
     array_0 = self._data
+    dtype_0 = array_0.dtype
     if (
         (type(other) is float or type(other) is int)
-        and array_0.dtype.kind in "fc"
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
     ):
         value = (
             np.add(array_0, other, out=ARRAY_OUT)
@@ -23578,9 +23600,9 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
             else np.add(array_0, alpha * other, out=ARRAY_OUT)
         )
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
@@ -23630,10 +23652,11 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
     result = None
     array_0 = self._data
+    dtype_0 = array_0.dtype
     if (
         (type(other) is float or type(other) is int)
-        and array_0.dtype.kind in "fc"
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
     ):
         value = (
             np.subtract(array_0, other, out=ARRAY_OUT)
@@ -23641,9 +23664,9 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
             else np.subtract(array_0, alpha * other, out=ARRAY_OUT)
         )
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
@@ -23694,16 +23717,17 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
     result = None
     array_0 = self._data
+    dtype_0 = array_0.dtype
     if (
         (type(other) is float or type(other) is int)
-        and array_0.dtype.kind in "fc"
-        and array_0.dtype in SCALAR_TYPES
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
     ):
         value = np.multiply(array_0, other, out=ARRAY_OUT)
         if type(value) is ndarray:
-            if value.dtype is array_0.dtype:
+            if value.dtype is dtype_0:
                 result = array_tensor(value)
-        elif type(value) is array_0.dtype.type:
+        elif type(value) is dtype_0.type:
             result = array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     if result is None:
         result = kernel(ks, self, other)
