@@ -21429,18 +21429,20 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.alpha = alpha
-    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
-    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
-    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
-    result = None
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
     array_0 = self._data
     array_1 = other._data
     dtype_0 = array_0.dtype
-    if dtype_0 is not array_1.dtype:
+    dtype_1 = array_1.dtype
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
         # promotion casts it; any other pair of dtypes is the kernel's (None).
@@ -21448,16 +21450,16 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
-            and array_1.dtype.kind in "biuf"
+            and dtype_1.kind in "biuf"
         ):
             array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
-            and array_1.dtype.kind in "fc"
+            and dtype_1.kind in "fc"
             and dtype_0.kind in "biuf"
         ):
-            dtype_0 = array_1.dtype
+            dtype_0 = dtype_1
             array_0 = array_0.astype(dtype_0)
         else:
             dtype_0 = None
@@ -21480,9 +21482,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             if value.dtype is dtype_0:
                 result = array_tensor(value)
         elif type(value) is dtype_0.type:
-            result = array_tensor(
-                np.asarray(value)
-            )  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(np.asarray(value))  # numpy < 2.3: a 0-d scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21543,18 +21543,20 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
-    grad_fn.alpha = alpha
-    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
-    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
-    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
-    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
-    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
-    result = None
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
     array_0 = self._data
     array_1 = other._data
     dtype_0 = array_0.dtype
-    if dtype_0 is not array_1.dtype:
+    dtype_1 = array_1.dtype
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
         # promotion casts it; any other pair of dtypes is the kernel's (None).
@@ -21562,16 +21564,16 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
-            and array_1.dtype.kind in "biuf"
+            and dtype_1.kind in "biuf"
         ):
             array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
-            and array_1.dtype.kind in "fc"
+            and dtype_1.kind in "fc"
             and dtype_0.kind in "biuf"
         ):
-            dtype_0 = array_1.dtype
+            dtype_0 = dtype_1
             array_0 = array_0.astype(dtype_0)
         else:
             dtype_0 = None
@@ -21595,9 +21597,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             if value.dtype is dtype_0:
                 result = array_tensor(value)
         elif type(value) is dtype_0.type:
-            result = array_tensor(
-                np.asarray(value)
-            )  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(np.asarray(value))  # numpy < 2.3: a 0-d scalar
     if result is None:
         result = kernel(ks, self, other, alpha)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -21658,29 +21658,31 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
+    array_0 = self._data
+    array_1 = other._data
+    dtype_0 = array_0.dtype
+    dtype_1 = array_1.dtype
     if grad_fn._fn0 is not None:
         grad_fn.other_ = (
             other
             if other._version_counter is None and not OPEN_HOOKS[0]
             else SavedVariable.input(other)
         )
-    grad_fn.other_scalar_type = SCALAR_TYPES[other._data.dtype]
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
     if grad_fn._fn1 is not None:
         grad_fn.self_ = (
             self
             if self._version_counter is None and not OPEN_HOOKS[0]
             else SavedVariable.input(self)
         )
-    grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
-    array_0 = self._data
-    array_1 = other._data
-    dtype_0 = array_0.dtype
-    if dtype_0 is not array_1.dtype:
+    if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
         # promotion casts it; any other pair of dtypes is the kernel's (None).
@@ -21688,16 +21690,16 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
-            and array_1.dtype.kind in "biuf"
+            and dtype_1.kind in "biuf"
         ):
             array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
-            and array_1.dtype.kind in "fc"
+            and dtype_1.kind in "fc"
             and dtype_0.kind in "biuf"
         ):
-            dtype_0 = array_1.dtype
+            dtype_0 = dtype_1
             array_0 = array_0.astype(dtype_0)
         else:
             dtype_0 = None
@@ -21714,9 +21716,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
             if value.dtype is dtype_0:
                 result = array_tensor(value)
         elif type(value) is dtype_0.type:
-            result = array_tensor(
-                np.asarray(value)
-            )  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(np.asarray(value))  # numpy < 2.3: a 0-d scalar
     if result is None:
         result = kernel(ks, self, other)
     # set_history's common case inline: an output shape and dtype seen before.
@@ -23435,6 +23435,12 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
         grad_fn._topological_nr = fn_0._topological_nr + 1
     else:
         grad_fn._topological_nr = fn_1._topological_nr + 1
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
+    array_0 = self._data
+    array_1 = exponent._data
+    dtype_0 = array_0.dtype
+    dtype_1 = array_1.dtype
     grad_fn.exponent_ = (
         exponent
         if exponent._version_counter is None and not OPEN_HOOKS[0]
@@ -23448,12 +23454,8 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    # (`dtype_0` is read once: an array's `.dtype` is a descriptor call each time.)
     result = None
-    array_0 = self._data
-    array_1 = exponent._data
-    dtype_0 = array_0.dtype
-    if dtype_0 is not array_1.dtype:
+    if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
         # promotion casts it; any other pair of dtypes is the kernel's (None).
@@ -23461,16 +23463,16 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
             exponent._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
-            and array_1.dtype.kind in "biuf"
+            and dtype_1.kind in "biuf"
         ):
             array_1 = array_1.astype(dtype_0)
         elif (
             self._is_wrapped_number
             and not exponent._is_wrapped_number
-            and array_1.dtype.kind in "fc"
+            and dtype_1.kind in "fc"
             and dtype_0.kind in "biuf"
         ):
-            dtype_0 = array_1.dtype
+            dtype_0 = dtype_1
             array_0 = array_0.astype(dtype_0)
         else:
             dtype_0 = None
@@ -23488,9 +23490,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
             if value.dtype is dtype_0:
                 result = array_tensor(value)
         elif type(value) is dtype_0.type:
-            result = array_tensor(
-                np.asarray(value)
-            )  # numpy < 2.3: a 0-d result's scalar
+            result = array_tensor(np.asarray(value))  # numpy < 2.3: a 0-d scalar
     if result is None:
         result = kernel(ks, self, exponent)
     # set_history's common case inline: an output shape and dtype seen before.
