@@ -25,6 +25,7 @@ them into the `PackageIR` that emit.py renders.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 
 from .formulas import python_identifier
@@ -85,6 +86,8 @@ def _operator_ir(
     user: frozenset[str] = frozenset(),
 ) -> OperatorIR:
     parameters, arguments = _kernel_parameters(function)
+    scalar = _promoted_scalar(function)
+    inline = _inline_kernel(function, _promoted_pair(function) or scalar[:1])
     checks: tuple[str, ...] = ()
     if info is not None and info.op is not None:
         # Inputs with neither a formula nor `non_differentiable` must not require grad.
@@ -117,8 +120,14 @@ def _operator_ir(
         integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
-        inline_kernel=_inline_kernel(function, _promoted_pair(function)),
-        autograd=autograd,
+        inline_kernel=inline[0],
+        inline_kinds=inline[1],
+        inline_scalar=scalar if inline[0] else (),
+        autograd=(
+            _pair_dtype_saves(autograd, _promoted_pair(function))
+            if autograd is not None and inline[0] and not scalar
+            else autograd
+        ),
         forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,
         batching=(
@@ -134,6 +143,44 @@ def _promoted_pair(function: NativeFunction) -> tuple[str, ...]:
     `other`), or () for any other promotion."""
     names = function.type_promotion
     if len(names) == 2 and all(_is_plain_tensor(function, n) for n in names):
+        return tuple(python_identifier(n) for n in names)
+    return ()
+
+
+def _pair_dtype_saves(autograd: AutogradIR, pair: tuple[str, ...]) -> AutogradIR:
+    """The saves of an operator whose fast path evaluates its kernel inline over the
+    pair's arrays: a save of `SCALAR_TYPES[x._data.dtype]` for either of the pair reads
+    the fast path's `dtype_0` / `dtype_1` there (read once, before the saves)."""
+    names = {name: f"dtype_{index}" for index, name in enumerate(pair)}
+
+    def fast(save: SaveStatement) -> SaveStatement:
+        tree = ast.parse(save.value, mode="eval").body
+        if (
+            isinstance(tree, ast.Subscript)
+            and isinstance(tree.value, ast.Name)
+            and tree.value.id == "SCALAR_TYPES"
+            and isinstance(tree.slice, ast.Attribute)
+            and tree.slice.attr == "dtype"
+            and isinstance(tree.slice.value, ast.Attribute)
+            and tree.slice.value.attr == "_data"
+            and isinstance(tree.slice.value.value, ast.Name)
+            and tree.slice.value.value.id in names
+        ):
+            tree.slice = ast.Name(id=names[tree.slice.value.value.id], ctx=ast.Load())
+            return replace(save, fast_value=ast.unparse(tree))
+        return save
+
+    return replace(autograd, input_saves=tuple(fast(s) for s in autograd.input_saves))
+
+
+def _promoted_scalar(function: NativeFunction) -> tuple[str, ...]:
+    """(tensor, scalar): the promoted arguments of an operator over a plain Tensor and a
+    Scalar (`self ** exponent`, `self * other`), or () for any other promotion."""
+    names = function.type_promotion
+    if len(names) != 2 or not _is_plain_tensor(function, names[0]):
+        return ()
+    scalar = [a for a in function.arguments if a.name == names[1]]
+    if scalar and str(scalar[0].type) == "Scalar":
         return tuple(python_identifier(n) for n in names)
     return ()
 

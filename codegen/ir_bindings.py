@@ -98,8 +98,17 @@ def _conversions(
             if argument.type.is_nullable():
                 conversion = f"None if {public} is None else {conversion}"
                 conversions.append(f"{public} = {conversion}")
+            elif allow == "True":
+                # A Tensor passes without a call (a subclass takes the call), and so
+                # does a float wrapped before (`x * 2.0`: wrap_number's cache inline).
+                conversions += [
+                    f"if type({public}) is not Tensor:",
+                    f"    if type({public}) is float:",
+                    f"        {public} = WRAPPED_FLOATS.get({public}, {public})",
+                    f"    if type({public}) is not Tensor:",
+                    f"        {public} = {conversion}",
+                ]
             else:
-                # A Tensor passes without a call (a subclass takes the call).
                 conversions.append(
                     f"if type({public}) is not Tensor: {public} = {conversion}"
                 )

@@ -85,9 +85,9 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
                 f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
                 "if type(value) is ndarray:",
                 "    if value.dtype is common_dtype.numpy:",
-                "        return Tensor(value)",
+                "        return array_tensor(value)",
                 "elif type(value) is common_dtype.numpy.type:",
-                "    return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar",
+                "    return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar",
                 f"return wrap_result(value{dtype})",
             )
         if type_.is_tensor_like():
@@ -165,11 +165,53 @@ _INLINE_NODES = (
 )
 
 
-def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
+# Kernel helpers that are numpy's arithmetic plus a check for some dtypes: for operands
+# of one dtype of the kinds given, a call of the helper computes the expression given
+# (over the helper's parameters), which a fast path may then inline, limited to those
+# kinds (the kernel, with the helper's check, takes the others).
+_ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py)
+    "subtract": (
+        ("self", "other", "alpha"),
+        "self - other if alpha == 1 else self - alpha * other",
+        "iufc",
+    ),
+    # refuses integers to negative integer powers, as PyTorch does
+    "power": (("self", "exponent"), "self ** exponent", "fc"),
+}
+
+
+def _arithmetic_of_helper(tree: ast.Expression) -> tuple[ast.Expression, str]:
+    """A kernel expression that calls one of _ARITHMETIC_HELPERS with plain names as
+    the helper's arithmetic over those names, and the kinds it is limited to; any other
+    expression as it is ("": any kind)."""
+    call = tree.body
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id in _ARITHMETIC_HELPERS
+        and not call.keywords
+        and all(isinstance(a, ast.Name) for a in call.args)
+    ):
+        return tree, ""
+    parameters, expression, kinds = _ARITHMETIC_HELPERS[call.func.id]
+    if len(call.args) != len(parameters):
+        return tree, ""
+    names = dict(zip(parameters, [a.id for a in call.args if isinstance(a, ast.Name)]))
+    arithmetic = ast.parse(expression, mode="eval")
+    for node in ast.walk(arithmetic):
+        if isinstance(node, ast.Name):
+            node.id = names[node.id]
+    return arithmetic, kinds
+
+
+def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> tuple[str, str]:
     """The `numpy:` expression of a binary elementwise kernel over two plain Tensors
-    (`pair`), with those two read as the fast path's `array_0` and `array_1`, for the
-    fast path to evaluate inline in the common case (one dtype, numpy's result in it);
-    "" when the kernel is any other kind or its expression calls anything (but in the
+    (`pair`; or over one and a Scalar: `pair` is then the tensor alone), with those
+    tensors read as the fast path's `array_0` and `array_1`, for the
+    fast path to evaluate inline in the common case (one dtype, numpy's result in it),
+    and the dtype kinds it is limited to ("": any); ("", "") when the kernel is any
+    other kind or its expression calls anything but an arithmetic helper (but in the
     `else` branch of a conditional expression, which becomes None: the kernel)."""
     if (
         not pair
@@ -180,8 +222,8 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
         or not function.schema.returns[0].type.is_tensor_like()
         or function.schema.returns[0].type.is_list_like() is not None
     ):
-        return ""
-    tree = ast.parse(function.numpy, mode="eval")
+        return "", ""
+    tree, kinds = _arithmetic_of_helper(ast.parse(function.numpy, mode="eval"))
     arguments = {python_identifier(a.name) for a in function.arguments}
 
     def inlinable(expression: ast.AST) -> bool:
@@ -200,10 +242,91 @@ def _inline_kernel(function: NativeFunction, pair: tuple[str, ...]) -> str:
             and inlinable(body.test)
             and inlinable(body.body)
         ):
-            return ""
+            return "", ""
         body.orelse = ast.Constant(None)
     arrays = {name: f"array_{index}" for index, name in enumerate(pair)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in arrays:
             node.id = arrays[node.id]
-    return ast.unparse(tree)
+    return ast.unparse(_UfuncCalls(set(arrays.values())).visit(tree)), kinds
+
+
+# numpy's ufunc behind each Python operator over arrays (`a * b` is np.multiply(a, b)).
+# Not `**`: an array's `**` takes shortcuts of its own for some exponents (np.sqrt for
+# 0.5, np.square for 2), whose results can differ from np.power's.
+_UFUNCS: dict[type[ast.AST], str] = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "true_divide",
+    ast.FloorDiv: "floor_divide",
+    ast.Mod: "remainder",
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.BitXor: "bitwise_xor",
+    ast.LShift: "left_shift",
+    ast.RShift: "right_shift",
+    ast.USub: "negative",
+    ast.UAdd: "positive",
+    ast.Invert: "invert",
+    ast.Lt: "less",
+    ast.LtE: "less_equal",
+    ast.Gt: "greater",
+    ast.GtE: "greater_equal",
+    ast.Eq: "equal",
+    ast.NotEq: "not_equal",
+}
+
+
+class _UfuncCalls(ast.NodeTransformer):
+    """Rewrite each operator with an array operand as its numpy ufunc called with
+    `out=ARRAY_OUT`: on numpy >= 2.3 that is `out=...`, which returns a 0-d array where
+    the operator returns a numpy scalar, so a 0-d result needs no `np.asarray` (the same
+    ufunc, so the same bits). Operators over the other arguments alone (`alpha == 1`)
+    stay as they are."""
+
+    def __init__(self, arrays: set[str]) -> None:
+        self.arrays = arrays
+
+    def _is_array(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id in self.arrays) or (
+            isinstance(node, ast.Call)
+        )
+
+    def _call(self, op: ast.AST, operands: list[ast.expr]) -> ast.expr:
+        return ast.Call(
+            func=ast.Attribute(
+                value=ast.Name(id="np", ctx=ast.Load()),
+                attr=_UFUNCS[type(op)],
+                ctx=ast.Load(),
+            ),
+            args=operands,
+            keywords=[
+                ast.keyword(arg="out", value=ast.Name(id="ARRAY_OUT", ctx=ast.Load()))
+            ],
+        )
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        if type(node.op) in _UFUNCS and (
+            self._is_array(node.left) or self._is_array(node.right)
+        ):
+            return self._call(node.op, [node.left, node.right])
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if type(node.op) in _UFUNCS and self._is_array(node.operand):
+            return self._call(node.op, [node.operand])
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        operands = [node.left, *node.comparators]
+        if (
+            len(node.ops) == 1
+            and type(node.ops[0]) in _UFUNCS
+            and any(self._is_array(o) for o in operands)
+        ):
+            return self._call(node.ops[0], operands)
+        return node

@@ -92,6 +92,12 @@ class OperatorIR:
     # The fast path's inline kernel: the `numpy:` expression of a binary elementwise
     # kernel over `array_0`, `array_1` (the promoted pair's arrays), "" for none.
     inline_kernel: str
+    # The numpy dtype kinds the inline kernel is limited to ("": any), when it stands
+    # for a helper that checks the other kinds (`subtract` refuses bool tensors).
+    inline_kinds: str
+    # (tensor, scalar) when the inline kernel is over one tensor (`array_0`) and a
+    # Python number (`self ** exponent`), () when it is over two tensors or none.
+    inline_scalar: tuple[str, ...]
     # autograd
     autograd: AutogradIR | None
     forward_ad: ForwardADIR | None

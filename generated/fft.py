@@ -22,7 +22,7 @@ from gradgen.arguments import (
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor
 
 from . import operators
 

@@ -350,7 +350,7 @@ from gradgen.numpy_kernels import (
     xlogy,
     zeta,
 )
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import Number, Tensor, array_tensor
 from gradgen.variable_type_utils import (
     SCALAR_TYPES,
     broadcast_error,
@@ -1054,9 +1054,9 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1086,9 +1086,9 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1118,9 +1118,9 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1138,9 +1138,9 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1479,9 +1479,9 @@ def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         raise broadcast_error(error, grad_output, output) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1511,9 +1511,9 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         raise broadcast_error(error, grad_output, output) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1592,9 +1592,9 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1612,9 +1612,9 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
         raise broadcast_error(error, self, exponent) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1632,9 +1632,9 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1652,9 +1652,9 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1672,9 +1672,9 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1705,9 +1705,9 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1726,9 +1726,9 @@ def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1760,9 +1760,9 @@ def numpy_div_Tensor_mode(
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1843,9 +1843,9 @@ def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1863,9 +1863,9 @@ def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1908,9 +1908,9 @@ def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1940,9 +1940,9 @@ def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -1972,9 +1972,9 @@ def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2004,9 +2004,9 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2037,9 +2037,9 @@ def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2069,9 +2069,9 @@ def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2154,9 +2154,9 @@ def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) ->
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2221,9 +2221,9 @@ def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2241,9 +2241,9 @@ def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2273,9 +2273,9 @@ def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2293,9 +2293,9 @@ def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2430,9 +2430,9 @@ def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2462,9 +2462,9 @@ def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2494,9 +2494,9 @@ def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2632,9 +2632,9 @@ def numpy_addcmul(
         raise broadcast_error(error, self, tensor1, tensor2) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2803,9 +2803,9 @@ def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2849,9 +2849,9 @@ def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -2944,9 +2944,9 @@ def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -3002,9 +3002,9 @@ def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -3403,9 +3403,9 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4768,9 +4768,9 @@ def numpy_addr(
         raise broadcast_error(error, self, vec1, vec2) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -4974,9 +4974,9 @@ def numpy_threshold_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5008,9 +5008,9 @@ def numpy_gelu_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5040,9 +5040,9 @@ def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5121,9 +5121,9 @@ def numpy_leaky_relu_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5178,9 +5178,9 @@ def numpy_elu_backward(
         raise broadcast_error(error, grad_output, self_or_result) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5227,9 +5227,9 @@ def numpy_softplus_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5269,9 +5269,9 @@ def numpy_log_sigmoid_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5309,9 +5309,9 @@ def numpy_hardtanh_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5354,9 +5354,9 @@ def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5405,9 +5405,9 @@ def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> 
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5445,9 +5445,9 @@ def numpy_hardshrink_backward(
         raise broadcast_error(error, grad_out, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5485,9 +5485,9 @@ def numpy_softshrink_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5523,9 +5523,9 @@ def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> An
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5561,9 +5561,9 @@ def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5635,9 +5635,9 @@ def numpy_rrelu_with_noise_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5667,9 +5667,9 @@ def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
         raise broadcast_error(error, self, weight) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5728,9 +5728,9 @@ def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5760,9 +5760,9 @@ def numpy_mse_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5904,9 +5904,9 @@ def numpy_smooth_l1_loss(
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -5941,9 +5941,9 @@ def numpy_smooth_l1_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -6017,9 +6017,9 @@ def numpy_soft_margin_loss(
         raise broadcast_error(error, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -6049,9 +6049,9 @@ def numpy_soft_margin_loss_backward(
         raise broadcast_error(error, grad_output, self, target) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8036,9 +8036,9 @@ def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8057,9 +8057,9 @@ def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8078,9 +8078,9 @@ def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8252,9 +8252,9 @@ def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8308,9 +8308,9 @@ def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8366,9 +8366,9 @@ def numpy_logit_backward(
         raise broadcast_error(error, grad_output, self) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8423,9 +8423,9 @@ def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8444,9 +8444,9 @@ def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> A
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8465,9 +8465,9 @@ def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> 
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8498,9 +8498,9 @@ def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8519,9 +8519,9 @@ def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8540,9 +8540,9 @@ def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8621,9 +8621,9 @@ def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8642,9 +8642,9 @@ def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8663,9 +8663,9 @@ def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8696,9 +8696,9 @@ def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8717,9 +8717,9 @@ def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8738,9 +8738,9 @@ def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8771,9 +8771,9 @@ def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8792,9 +8792,9 @@ def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8813,9 +8813,9 @@ def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8846,9 +8846,9 @@ def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8867,9 +8867,9 @@ def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8888,9 +8888,9 @@ def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number)
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8921,9 +8921,9 @@ def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8942,9 +8942,9 @@ def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8963,9 +8963,9 @@ def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -8996,9 +8996,9 @@ def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9017,9 +9017,9 @@ def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9038,9 +9038,9 @@ def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9071,9 +9071,9 @@ def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9092,9 +9092,9 @@ def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9113,9 +9113,9 @@ def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9146,9 +9146,9 @@ def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9167,9 +9167,9 @@ def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9188,9 +9188,9 @@ def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9257,9 +9257,9 @@ def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9280,9 +9280,9 @@ def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9303,9 +9303,9 @@ def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9336,9 +9336,9 @@ def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9359,9 +9359,9 @@ def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9382,9 +9382,9 @@ def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9415,9 +9415,9 @@ def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9438,9 +9438,9 @@ def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9461,9 +9461,9 @@ def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9494,9 +9494,9 @@ def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) 
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9517,9 +9517,9 @@ def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 
@@ -9540,9 +9540,9 @@ def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
         raise broadcast_error(error, x, n) from None
     if type(value) is ndarray:
         if value.dtype is common_dtype.numpy:
-            return Tensor(value)
+            return array_tensor(value)
     elif type(value) is common_dtype.numpy.type:
-        return Tensor(np.asarray(value))  # a 0-d result: numpy's scalar
+        return array_tensor(np.asarray(value))  # a 0-d result: numpy's scalar
     return wrap_result(value, common_dtype)
 
 

@@ -22,7 +22,7 @@ from gradgen.arguments import (
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor
 
 from . import operators
 
@@ -99,7 +99,10 @@ def vector_norm(
 def inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
     """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
     if type(check_errors) is not bool:
         bool_argument(check_errors, "linalg_inv_ex", "check_errors", 0)
     try:
@@ -133,7 +136,10 @@ def cholesky_ex(
 def qr(A: Tensor | Number, mode: str = "reduced") -> Tensor:
     """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_qr", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_qr", "A", 1, True)
     try:
         return operators.linalg_qr.fast(A, mode)
     except Exception:
@@ -160,7 +166,10 @@ def solve_triangular(
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
     if type(B) is not Tensor:
-        B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
+        if type(B) is float:
+            B = WRAPPED_FLOATS.get(B, B)
+        if type(B) is not Tensor:
+            B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
     if type(upper) is not bool:
         bool_argument(upper, "linalg_solve_triangular", "upper", 0)
     if type(left) is not bool:
@@ -185,7 +194,10 @@ def cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_cross", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "linalg_cross", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "linalg_cross", "other", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "linalg_cross", "dim", 0)
     try:
@@ -213,7 +225,10 @@ def lstsq(
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
     if type(b) is not Tensor:
-        b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
+        if type(b) is float:
+            b = WRAPPED_FLOATS.get(b, b)
+        if type(b) is not Tensor:
+            b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
     try:
         return operators.linalg_lstsq.fast(input, b, rcond, driver)
     except Exception:
@@ -228,7 +243,10 @@ def lu_factor_ex(
 ) -> Tensor:
     """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
     if type(pivot) is not bool:
         bool_argument(pivot, "linalg_lu_factor_ex", "pivot", 0)
     if type(check_errors) is not bool:
@@ -247,7 +265,10 @@ def lu_factor_ex(
 def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_lu", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_lu", "A", 1, True)
     if type(pivot) is not bool:
         bool_argument(pivot, "linalg_lu", "pivot", 0)
     try:
@@ -267,11 +288,20 @@ def lu_solve(
 ) -> Tensor:
     """``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``"""
     if type(LU) is not Tensor:
-        LU = tensor_argument(LU, "linalg_lu_solve", "LU", 1, True)
+        if type(LU) is float:
+            LU = WRAPPED_FLOATS.get(LU, LU)
+        if type(LU) is not Tensor:
+            LU = tensor_argument(LU, "linalg_lu_solve", "LU", 1, True)
     if type(pivots) is not Tensor:
-        pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
+        if type(pivots) is float:
+            pivots = WRAPPED_FLOATS.get(pivots, pivots)
+        if type(pivots) is not Tensor:
+            pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
     if type(B) is not Tensor:
-        B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
+        if type(B) is float:
+            B = WRAPPED_FLOATS.get(B, B)
+        if type(B) is not Tensor:
+            B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
     if type(left) is not bool:
         bool_argument(left, "linalg_lu_solve", "left", 0)
     if type(adjoint) is not bool:
@@ -288,21 +318,30 @@ def lu_solve(
 def inv(A: Tensor | Number) -> Tensor:
     """``linalg_inv(Tensor A) -> Tensor``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_inv", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_inv", "A", 1, True)
     return composites.linalg_inv(A)
 
 
 def det(A: Tensor | Number) -> Tensor:
     """``linalg_det(Tensor A) -> Tensor``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_det", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_det", "A", 1, True)
     return composites.linalg_det(A)
 
 
 def slogdet(A: Tensor | Number) -> Tensor:
     """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_slogdet", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_slogdet", "A", 1, True)
     return composites.linalg_slogdet(A)
 
 
@@ -315,9 +354,15 @@ def solve_ex(
 ) -> Tensor:
     """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
-        B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
+        if type(B) is float:
+            B = WRAPPED_FLOATS.get(B, B)
+        if type(B) is not Tensor:
+            B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
     if type(left) is not bool:
         bool_argument(left, "linalg_solve_ex", "left", 0)
     if type(check_errors) is not bool:
@@ -336,9 +381,15 @@ def solve_ex(
 def solve(A: Tensor | Number, B: Tensor | Number, *, left: bool = True) -> Tensor:
     """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_solve", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_solve", "A", 1, True)
     if type(B) is not Tensor:
-        B = tensor_argument(B, "linalg_solve", "B", 2, True)
+        if type(B) is float:
+            B = WRAPPED_FLOATS.get(B, B)
+        if type(B) is not Tensor:
+            B = tensor_argument(B, "linalg_solve", "B", 2, True)
     if type(left) is not bool:
         bool_argument(left, "linalg_solve", "left", 0)
     try:
@@ -366,7 +417,10 @@ def svd(
 ) -> Tensor:
     """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_svd", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_svd", "A", 1, True)
     if type(full_matrices) is not bool:
         bool_argument(full_matrices, "linalg_svd", "full_matrices", 2)
     try:
@@ -383,7 +437,10 @@ def svd(
 def svdvals(A: Tensor | Number, *, driver: str | None = None) -> Tensor:
     """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_svdvals", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_svdvals", "A", 1, True)
     try:
         return composites.linalg_svdvals(A, driver)
     except Exception:
@@ -467,7 +524,10 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
 def vander(x: Tensor | Number, *, N: int | None = None) -> Tensor:
     """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "linalg_vander", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "linalg_vander", "x", 1, True)
     if type(N) is not int and N is not None:
         N = int_argument(N, "linalg_vander", "N", 0)
     try:
@@ -497,7 +557,10 @@ def tensorsolve(
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_tensorsolve", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "linalg_tensorsolve", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "linalg_tensorsolve", "other", 2, True)
     dims = (
         None if dims is None else int_list_argument(dims, "linalg_tensorsolve", "dims")
     )
@@ -507,7 +570,10 @@ def tensorsolve(
 def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
     if type(pivot) is not bool:
         bool_argument(pivot, "linalg_lu_factor", "pivot", 0)
     try:
@@ -522,7 +588,10 @@ def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
     if type(tau) is not Tensor:
-        tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
+        if type(tau) is float:
+            tau = WRAPPED_FLOATS.get(tau, tau)
+        if type(tau) is not Tensor:
+            tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
     return operators.linalg_householder_product.fast(input, tau)
 
 
@@ -531,16 +600,25 @@ def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "linalg_matmul", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "linalg_matmul", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "linalg_matmul", "other", 2, True)
     return composites.linalg_matmul(input, other)
 
 
 def vecdot(x: Tensor | Number, y: Tensor | Number, *, dim: int = -1) -> Tensor:
     """``linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
     if type(y) is not Tensor:
-        y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
+        if type(y) is float:
+            y = WRAPPED_FLOATS.get(y, y)
+        if type(y) is not Tensor:
+            y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "linalg_vecdot", "dim", 0)
     try:
@@ -555,7 +633,10 @@ def diagonal(
 ) -> Tensor:
     """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
     if type(offset) is not int:
         offset = int_argument(offset, "linalg_diagonal", "offset", 0)
     if type(dim1) is not int:

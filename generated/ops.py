@@ -22,7 +22,7 @@ from gradgen.arguments import (
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor
 
 from . import operators
 
@@ -880,9 +880,12 @@ def select_backward(
 ) -> Tensor:
     """``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "select_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "select_backward", "grad_output", 1, True
+            )
     input_sizes = int_list_argument(input_sizes, "select_backward", "input_sizes")
     if type(dim) is not int:
         dim = int_argument(dim, "select_backward", "dim", 3)
@@ -907,9 +910,12 @@ def slice_backward(
 ) -> Tensor:
     """``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "slice_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "slice_backward", "grad_output", 1, True
+            )
     input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
     if type(dim) is not int:
         dim = int_argument(dim, "slice_backward", "dim", 3)
@@ -1027,9 +1033,12 @@ def diagonal_backward(
 ) -> Tensor:
     """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "diagonal_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "diagonal_backward", "grad_output", 1, True
+            )
     input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
     if type(offset) is not int:
         offset = int_argument(offset, "diagonal_backward", "offset", 3)
@@ -1339,7 +1348,10 @@ def as_strided_scatter(
     if type(input) is not Tensor:
         input = tensor_argument(input, "as_strided_scatter", "input", 1, False)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
     if type(storage_offset) is not int and storage_offset is not None:
@@ -1362,7 +1374,10 @@ def unfold_backward(
 ) -> Tensor:
     """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
     if type(grad_in) is not Tensor:
-        grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
+        if type(grad_in) is float:
+            grad_in = WRAPPED_FLOATS.get(grad_in, grad_in)
+        if type(grad_in) is not Tensor:
+            grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
     input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
     if type(dim) is not int:
         dim = int_argument(dim, "unfold_backward", "dim", 3)
@@ -1462,18 +1477,30 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
     """``complex(Tensor real, Tensor imag) -> Tensor``"""
     if type(real) is not Tensor:
-        real = tensor_argument(real, "complex", "real", 1, True)
+        if type(real) is float:
+            real = WRAPPED_FLOATS.get(real, real)
+        if type(real) is not Tensor:
+            real = tensor_argument(real, "complex", "real", 1, True)
     if type(imag) is not Tensor:
-        imag = tensor_argument(imag, "complex", "imag", 2, True)
+        if type(imag) is float:
+            imag = WRAPPED_FLOATS.get(imag, imag)
+        if type(imag) is not Tensor:
+            imag = tensor_argument(imag, "complex", "imag", 2, True)
     return operators.complex.fast(real, imag)
 
 
 def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
     """``polar(Tensor abs, Tensor angle) -> Tensor``"""
     if type(abs) is not Tensor:
-        abs = tensor_argument(abs, "polar", "abs", 1, True)
+        if type(abs) is float:
+            abs = WRAPPED_FLOATS.get(abs, abs)
+        if type(abs) is not Tensor:
+            abs = tensor_argument(abs, "polar", "abs", 1, True)
     if type(angle) is not Tensor:
-        angle = tensor_argument(angle, "polar", "angle", 2, True)
+        if type(angle) is float:
+            angle = WRAPPED_FLOATS.get(angle, angle)
+        if type(angle) is not Tensor:
+            angle = tensor_argument(angle, "polar", "angle", 2, True)
     return operators.polar.fast(abs, angle)
 
 
@@ -1488,7 +1515,10 @@ def add(
     if type(input) is not Tensor:
         input = tensor_argument(input, "add", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "add", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "add", "other", 2, True)
     if alpha is None:
         check_arguments("add", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -1520,7 +1550,10 @@ def sub(
     if type(input) is not Tensor:
         input = tensor_argument(input, "sub", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "sub", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "sub", "other", 2, True)
     if alpha is None:
         check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -1546,7 +1579,10 @@ def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> 
     if type(input) is not Tensor:
         input = tensor_argument(input, "mul", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "mul", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "mul", "other", 2, True)
     if out is not None:  # mul.out
         return write_out(
             "mul",
@@ -1899,22 +1935,34 @@ def imag(input: Tensor) -> Tensor:
 def sigmoid_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
     """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "sigmoid_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "sigmoid_backward", "grad_output", 1, True
+            )
     if type(output) is not Tensor:
-        output = tensor_argument(output, "sigmoid_backward", "output", 2, True)
+        if type(output) is float:
+            output = WRAPPED_FLOATS.get(output, output)
+        if type(output) is not Tensor:
+            output = tensor_argument(output, "sigmoid_backward", "output", 2, True)
     return operators.sigmoid_backward.fast(grad_output, output)
 
 
 def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
     """``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "tanh_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "tanh_backward", "grad_output", 1, True
+            )
     if type(output) is not Tensor:
-        output = tensor_argument(output, "tanh_backward", "output", 2, True)
+        if type(output) is float:
+            output = WRAPPED_FLOATS.get(output, output)
+        if type(output) is not Tensor:
+            output = tensor_argument(output, "tanh_backward", "output", 2, True)
     return operators.tanh_backward.fast(grad_output, output)
 
 
@@ -1974,7 +2022,10 @@ def true_divide(
     if type(input) is not Tensor:
         input = tensor_argument(input, "true_divide", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "true_divide", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "true_divide", "other", 2, True)
     if out is not None:  # true_divide.out
         return write_out(
             "true_divide",
@@ -1995,7 +2046,10 @@ def maximum(
     if type(input) is not Tensor:
         input = tensor_argument(input, "maximum", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "maximum", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "maximum", "other", 2, True)
     if out is not None:  # maximum.out
         return write_out(
             "maximum",
@@ -2016,7 +2070,10 @@ def minimum(
     if type(input) is not Tensor:
         input = tensor_argument(input, "minimum", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "minimum", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "minimum", "other", 2, True)
     if out is not None:  # minimum.out
         return write_out(
             "minimum",
@@ -2035,7 +2092,10 @@ def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "fmax", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmax", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "fmax", "other", 2, True)
     if out is not None:  # fmax.out
         return write_out(
             "fmax",
@@ -2054,7 +2114,10 @@ def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "fmin", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmin", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "fmin", "other", 2, True)
     if out is not None:  # fmin.out
         return write_out(
             "fmin",
@@ -2075,7 +2138,10 @@ def atan2(
     if type(input) is not Tensor:
         input = tensor_argument(input, "atan2", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "atan2", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "atan2", "other", 2, True)
     if out is not None:  # atan2.out
         return write_out(
             "atan2",
@@ -2096,7 +2162,10 @@ def hypot(
     if type(input) is not Tensor:
         input = tensor_argument(input, "hypot", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "hypot", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "hypot", "other", 2, True)
     if out is not None:  # hypot.out
         return write_out(
             "hypot",
@@ -2159,13 +2228,27 @@ def fake_quantize_per_tensor_affine_cachemask_backward(
 ) -> Tensor:
     """``fake_quantize_per_tensor_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(
-            grad, "fake_quantize_per_tensor_affine_cachemask_backward", "grad", 1, True
-        )
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(
+                grad,
+                "fake_quantize_per_tensor_affine_cachemask_backward",
+                "grad",
+                1,
+                True,
+            )
     if type(mask) is not Tensor:
-        mask = tensor_argument(
-            mask, "fake_quantize_per_tensor_affine_cachemask_backward", "mask", 2, True
-        )
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(
+                mask,
+                "fake_quantize_per_tensor_affine_cachemask_backward",
+                "mask",
+                2,
+                True,
+            )
     return operators.fake_quantize_per_tensor_affine_cachemask_backward.fast(grad, mask)
 
 
@@ -2225,17 +2308,23 @@ def fake_quantize_per_channel_affine_cachemask(
             input, "fake_quantize_per_channel_affine_cachemask", "input", 1, False
         )
     if type(scale) is not Tensor:
-        scale = tensor_argument(
-            scale, "fake_quantize_per_channel_affine_cachemask", "scale", 2, True
-        )
+        if type(scale) is float:
+            scale = WRAPPED_FLOATS.get(scale, scale)
+        if type(scale) is not Tensor:
+            scale = tensor_argument(
+                scale, "fake_quantize_per_channel_affine_cachemask", "scale", 2, True
+            )
     if type(zero_point) is not Tensor:
-        zero_point = tensor_argument(
-            zero_point,
-            "fake_quantize_per_channel_affine_cachemask",
-            "zero_point",
-            3,
-            True,
-        )
+        if type(zero_point) is float:
+            zero_point = WRAPPED_FLOATS.get(zero_point, zero_point)
+        if type(zero_point) is not Tensor:
+            zero_point = tensor_argument(
+                zero_point,
+                "fake_quantize_per_channel_affine_cachemask",
+                "zero_point",
+                3,
+                True,
+            )
     if type(axis) is not int:
         axis = int_argument(
             axis, "fake_quantize_per_channel_affine_cachemask", "axis", 4
@@ -2266,13 +2355,27 @@ def fake_quantize_per_channel_affine_cachemask_backward(
 ) -> Tensor:
     """``fake_quantize_per_channel_affine_cachemask_backward(Tensor grad, Tensor mask) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(
-            grad, "fake_quantize_per_channel_affine_cachemask_backward", "grad", 1, True
-        )
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(
+                grad,
+                "fake_quantize_per_channel_affine_cachemask_backward",
+                "grad",
+                1,
+                True,
+            )
     if type(mask) is not Tensor:
-        mask = tensor_argument(
-            mask, "fake_quantize_per_channel_affine_cachemask_backward", "mask", 2, True
-        )
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(
+                mask,
+                "fake_quantize_per_channel_affine_cachemask_backward",
+                "mask",
+                2,
+                True,
+            )
     return operators.fake_quantize_per_channel_affine_cachemask_backward.fast(
         grad, mask
     )
@@ -2292,13 +2395,19 @@ def fake_quantize_per_channel_affine(
             input, "fake_quantize_per_channel_affine", "input", 1, False
         )
     if type(scale) is not Tensor:
-        scale = tensor_argument(
-            scale, "fake_quantize_per_channel_affine", "scale", 2, True
-        )
+        if type(scale) is float:
+            scale = WRAPPED_FLOATS.get(scale, scale)
+        if type(scale) is not Tensor:
+            scale = tensor_argument(
+                scale, "fake_quantize_per_channel_affine", "scale", 2, True
+            )
     if type(zero_point) is not Tensor:
-        zero_point = tensor_argument(
-            zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
-        )
+        if type(zero_point) is float:
+            zero_point = WRAPPED_FLOATS.get(zero_point, zero_point)
+        if type(zero_point) is not Tensor:
+            zero_point = tensor_argument(
+                zero_point, "fake_quantize_per_channel_affine", "zero_point", 3, True
+            )
     if type(axis) is not int:
         axis = int_argument(axis, "fake_quantize_per_channel_affine", "axis", 4)
     if type(quant_min) is not int:
@@ -2329,7 +2438,10 @@ def logical_and(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logical_and", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_and", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_and", "other", 2, True)
     if out is not None:  # logical_and.out
         return write_out(
             "logical_and",
@@ -2350,7 +2462,10 @@ def logical_or(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logical_or", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_or", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_or", "other", 2, True)
     if out is not None:  # logical_or.out
         return write_out(
             "logical_or",
@@ -2371,7 +2486,10 @@ def logical_xor(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logical_xor", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_xor", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_xor", "other", 2, True)
     if out is not None:  # logical_xor.out
         return write_out(
             "logical_xor",
@@ -2401,7 +2519,10 @@ def bitwise_and(
     if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_and", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_and", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_and", "other", 2, True)
     if out is not None:  # bitwise_and.Tensor_out
         return write_out(
             "bitwise_and",
@@ -2422,7 +2543,10 @@ def bitwise_or(
     if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_or", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_or", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_or", "other", 2, True)
     if out is not None:  # bitwise_or.Tensor_out
         return write_out(
             "bitwise_or",
@@ -2443,7 +2567,10 @@ def bitwise_xor(
     if type(input) is not Tensor:
         input = tensor_argument(input, "bitwise_xor", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_xor", "other", 2, True)
     if out is not None:  # bitwise_xor.Tensor_out
         return write_out(
             "bitwise_xor",
@@ -2506,9 +2633,15 @@ def addcmul(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addcmul", "input", 1, False)
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
     if value is None:
         check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
     try:
@@ -2542,9 +2675,15 @@ def addcdiv(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addcdiv", "input", 1, False)
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
     if value is None:
         check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
     try:
@@ -2681,7 +2820,10 @@ def arctan2(
     if type(input) is not Tensor:
         input = tensor_argument(input, "arctan2", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "arctan2", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "arctan2", "other", 2, True)
     if out is not None:  # arctan2.out
         return write_out(
             "arctan2",
@@ -2840,7 +2982,10 @@ def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "ldexp", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "ldexp", "other", 2, True)
     return operators.ldexp_Tensor.fast(input, other)
 
 
@@ -2849,7 +2994,10 @@ def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "ldexp_", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp_", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "ldexp_", "other", 2, True)
     return operators.ldexp_.fast(input, other)
 
 
@@ -2858,7 +3006,10 @@ def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "heaviside", "input", 1, False)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "heaviside", "values", 2, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "heaviside", "values", 2, True)
     return operators.heaviside.fast(input, values)
 
 
@@ -2867,7 +3018,10 @@ def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "nextafter", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "nextafter", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "nextafter", "other", 2, True)
     return operators.nextafter.fast(input, other)
 
 
@@ -2876,7 +3030,10 @@ def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "logaddexp2", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp2", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logaddexp2", "other", 2, True)
     return operators.logaddexp2.fast(input, other)
 
 
@@ -3062,7 +3219,10 @@ def logaddexp(
     if type(input) is not Tensor:
         input = tensor_argument(input, "logaddexp", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logaddexp", "other", 2, True)
     if out is not None:  # logaddexp.out
         return write_out(
             "logaddexp",
@@ -3307,13 +3467,19 @@ def value_selecting_reduction_backward(
 ) -> Tensor:
     """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(
-            grad, "value_selecting_reduction_backward", "grad", 1, True
-        )
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(
+                grad, "value_selecting_reduction_backward", "grad", 1, True
+            )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "value_selecting_reduction_backward", "indices", 3, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "value_selecting_reduction_backward", "indices", 3, True
+            )
     sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
     if type(dim) is not int:
         dim = int_argument(dim, "value_selecting_reduction_backward", "dim", 2)
@@ -3343,7 +3509,10 @@ def allclose(
     if type(input) is not Tensor:
         input = tensor_argument(input, "allclose", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "allclose", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "allclose", "other", 2, True)
     if rtol is None:
         check_arguments("allclose", (("rtol", "float", 3),), (None,))
     if atol is None:
@@ -3366,7 +3535,10 @@ def equal(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "equal", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "equal", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "equal", "other", 2, True)
     return operators.equal.fast(input, other)
 
 
@@ -3744,7 +3916,10 @@ def segment_reduce(
 ) -> Tensor:
     """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
     if type(data) is not Tensor:
-        data = tensor_argument(data, "segment_reduce", "data", 1, True)
+        if type(data) is float:
+            data = WRAPPED_FLOATS.get(data, data)
+        if type(data) is not Tensor:
+            data = tensor_argument(data, "segment_reduce", "data", 1, True)
     lengths = (
         None
         if lengths is None
@@ -3789,7 +3964,10 @@ def index_select(
     if type(input) is not Tensor:
         input = tensor_argument(input, "index_select", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_select", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_select", "index", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_select", "dim", 2)
     try:
@@ -3815,10 +3993,16 @@ def index_select_backward(
 ) -> Tensor:
     """``index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "index_select_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(grad, "index_select_backward", "grad", 1, True)
     self_sizes = int_list_argument(self_sizes, "index_select_backward", "self_sizes")
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_select_backward", "index", 4, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_select_backward", "index", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_select_backward", "dim", 3)
     try:
@@ -3841,9 +4025,15 @@ def index_add(
     if type(input) is not Tensor:
         input = tensor_argument(input, "index_add", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_add", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_add", "index", 3, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_add", "source", 4, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_add", "source", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add", "dim", 2)
     if alpha is None:
@@ -3882,7 +4072,10 @@ def gather(
     if type(input) is not Tensor:
         input = tensor_argument(input, "gather", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "gather", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "gather", "index", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "gather", "dim", 2)
     if type(sparse_grad) is not bool:
@@ -3919,11 +4112,17 @@ def gather_backward(
 ) -> Tensor:
     """``gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "gather_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(grad, "gather_backward", "grad", 1, True)
     if type(input) is not Tensor:
         input = tensor_argument(input, "gather_backward", "input", 2, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "gather_backward", "index", 4, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "gather_backward", "index", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "gather_backward", "dim", 3)
     if type(sparse_grad) is not bool:
@@ -3951,9 +4150,15 @@ def scatter_add(
     if type(input) is not Tensor:
         input = tensor_argument(input, "scatter_add", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_add", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_add", "index", 3, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_add", "src", 4, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_add", "src", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_add", "dim", 2)
     try:
@@ -4006,7 +4211,10 @@ def index_put(
         input = tensor_argument(input, "index_put", "input", 1, False)
     indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put", "values", 3, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "index_put", "values", 3, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "index_put", "accumulate", 4)
     try:
@@ -4027,7 +4235,10 @@ def index_put_(
         input = tensor_argument(input, "index_put_", "input", 1, False)
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put_", "values", 3, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "index_put_", "values", 3, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "index_put_", "accumulate", 4)
     try:
@@ -4050,9 +4261,15 @@ def scatter_reduce(
     if type(input) is not Tensor:
         input = tensor_argument(input, "scatter_reduce", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_reduce", "index", 3, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_reduce", "src", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_reduce", "dim", 2)
     if type(include_self) is not bool:
@@ -4077,9 +4294,15 @@ def index_copy(
     if type(input) is not Tensor:
         input = tensor_argument(input, "index_copy", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_copy", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_copy", "index", 3, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_copy", "source", 4, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_copy", "source", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_copy", "dim", 2)
     try:
@@ -4096,9 +4319,15 @@ def masked_scatter(
     if type(input) is not Tensor:
         input = tensor_argument(input, "masked_scatter", "input", 1, False)
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "masked_scatter", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "masked_scatter", "source", 3, True)
     return operators.masked_scatter.fast(input, mask, source)
 
 
@@ -4107,7 +4336,10 @@ def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "masked_select", "input", 1, False)
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_select", "mask", 2, True)
     return operators.masked_select.fast(input, mask)
 
 
@@ -4116,7 +4348,10 @@ def take(input: Tensor, index: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "take", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "take", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "take", "index", 2, True)
     return operators.take.fast(input, index)
 
 
@@ -4127,7 +4362,10 @@ def take_along_dim(
     if type(input) is not Tensor:
         input = tensor_argument(input, "take_along_dim", "input", 1, False)
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
     if type(dim) is not int and dim is not None:
         dim = int_argument(dim, "take_along_dim", "dim", 3)
     try:
@@ -4147,9 +4385,15 @@ def put(
     if type(input) is not Tensor:
         input = tensor_argument(input, "put", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "put", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "put", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "put", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "put", "source", 3, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "put", "accumulate", 4)
     try:
@@ -4172,9 +4416,15 @@ def index_reduce(
     if type(input) is not Tensor:
         input = tensor_argument(input, "index_reduce", "input", 1, False)
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_reduce", "index", 3, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_reduce", "index", 3, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_reduce", "source", 4, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_reduce", "source", 4, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_reduce", "dim", 2)
     if type(include_self) is not bool:
@@ -4197,11 +4447,17 @@ def masked_scatter_backward(
 ) -> Tensor:
     """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "masked_scatter_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "masked_scatter_backward", "grad_output", 1, True
+            )
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
     sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
     return operators.masked_scatter_backward.fast(grad_output, mask, sizes)
 
@@ -4218,7 +4474,10 @@ def slice_scatter(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slice_scatter", "input", 1, False)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "slice_scatter", "src", 2, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "slice_scatter", "src", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "slice_scatter", "dim", 3)
     if type(start) is not int and start is not None:
@@ -4248,7 +4507,10 @@ def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "select_scatter", "input", 1, False)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "select_scatter", "src", 2, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "select_scatter", "src", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "select_scatter", "dim", 3)
     if type(index) is not int:
@@ -4269,7 +4531,10 @@ def diagonal_scatter(
     if type(input) is not Tensor:
         input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
     if type(offset) is not int:
         offset = int_argument(offset, "diagonal_scatter", "offset", 3)
     if type(dim1) is not int:
@@ -4306,7 +4571,10 @@ def _unsafe_index_put(
         input = tensor_argument(input, "_unsafe_index_put", "input", 1, False)
     indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "_unsafe_index_put", "accumulate", 4)
     try:
@@ -4330,7 +4598,10 @@ def _index_put_impl_(
         input = tensor_argument(input, "_index_put_impl_", "input", 1, False)
     indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "_index_put_impl_", "accumulate", 4)
     if type(unsafe) is not bool:
@@ -4353,7 +4624,10 @@ def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Te
     if type(input) is not Tensor:
         input = tensor_argument(input, "mm", "input", 1, False)
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
     if out is not None:  # mm.out
         return write_out(
             "mm",
@@ -4372,7 +4646,10 @@ def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> T
     if type(input) is not Tensor:
         input = tensor_argument(input, "bmm", "input", 1, False)
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
     if out is not None:  # bmm.out
         return write_out(
             "bmm",
@@ -4391,7 +4668,10 @@ def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "dot", "input", 1, False)
     if type(tensor) is not Tensor:
-        tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+        if type(tensor) is float:
+            tensor = WRAPPED_FLOATS.get(tensor, tensor)
+        if type(tensor) is not Tensor:
+            tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
     if out is not None:  # dot.out
         return write_out(
             "dot",
@@ -4410,7 +4690,10 @@ def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "vdot", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "vdot", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "vdot", "other", 2, True)
     if out is not None:  # vdot.out
         return write_out(
             "vdot",
@@ -4429,7 +4712,10 @@ def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Ten
     if type(input) is not Tensor:
         input = tensor_argument(input, "mv", "input", 1, False)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "mv", "vec", 2, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "mv", "vec", 2, True)
     if out is not None:  # mv.out
         return write_out(
             "mv",
@@ -4448,7 +4734,10 @@ def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) ->
     if type(input) is not Tensor:
         input = tensor_argument(input, "outer", "input", 1, False)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
     if out is not None:  # outer.out
         return write_out(
             "outer",
@@ -4467,7 +4756,10 @@ def ger(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> T
     if type(input) is not Tensor:
         input = tensor_argument(input, "ger", "input", 1, False)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
     if out is not None:  # ger.out
         return write_out(
             "ger",
@@ -4488,7 +4780,10 @@ def matmul(
     if type(input) is not Tensor:
         input = tensor_argument(input, "matmul", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "matmul", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "matmul", "other", 2, True)
     if out is not None:  # matmul.out
         return write_out(
             "matmul",
@@ -4515,9 +4810,15 @@ def addmm(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addmm", "input", 1, False)
     if type(mat1) is not Tensor:
-        mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
+        if type(mat1) is float:
+            mat1 = WRAPPED_FLOATS.get(mat1, mat1)
+        if type(mat1) is not Tensor:
+            mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
     if beta is None:
         check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -4555,7 +4856,10 @@ def linear(
     if type(input) is not Tensor:
         input = tensor_argument(input, "linear", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "linear", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "linear", "weight", 2, True)
     bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
     if out is not None:  # linear.out
         return write_out(
@@ -4576,7 +4880,10 @@ def kron(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "kron", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "kron", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "kron", "other", 2, True)
     return composites.kron(input, other)
 
 
@@ -4585,7 +4892,10 @@ def inner(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "inner", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "inner", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "inner", "other", 2, True)
     return composites.inner(input, other)
 
 
@@ -4599,7 +4909,10 @@ def tensordot(
     if type(input) is not Tensor:
         input = tensor_argument(input, "tensordot", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "tensordot", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "tensordot", "other", 2, True)
     dims_self = int_list_argument(dims_self, "tensordot", "dims_self")
     dims_other = int_list_argument(dims_other, "tensordot", "dims_other")
     return composites.tensordot(input, other, dims_self, dims_other)
@@ -4632,9 +4945,15 @@ def cdist(
 ) -> Tensor:
     """``cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor``"""
     if type(x1) is not Tensor:
-        x1 = tensor_argument(x1, "cdist", "x1", 1, True)
+        if type(x1) is float:
+            x1 = WRAPPED_FLOATS.get(x1, x1)
+        if type(x1) is not Tensor:
+            x1 = tensor_argument(x1, "cdist", "x1", 1, True)
     if type(x2) is not Tensor:
-        x2 = tensor_argument(x2, "cdist", "x2", 2, True)
+        if type(x2) is float:
+            x2 = WRAPPED_FLOATS.get(x2, x2)
+        if type(x2) is not Tensor:
+            x2 = tensor_argument(x2, "cdist", "x2", 2, True)
     if p is None:
         check_arguments("cdist", (("p", "float", 3),), (None,))
     if type(compute_mode) is not int and compute_mode is not None:
@@ -4653,9 +4972,15 @@ def _cdist_forward(
 ) -> Tensor:
     """``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``"""
     if type(x1) is not Tensor:
-        x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
+        if type(x1) is float:
+            x1 = WRAPPED_FLOATS.get(x1, x1)
+        if type(x1) is not Tensor:
+            x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
     if type(x2) is not Tensor:
-        x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
+        if type(x2) is float:
+            x2 = WRAPPED_FLOATS.get(x2, x2)
+        if type(x2) is not Tensor:
+            x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
     if p is None:
         check_arguments("_cdist_forward", (("p", "float", 3),), (None,))
     if type(compute_mode) is not int and compute_mode is not None:
@@ -4680,13 +5005,25 @@ def _cdist_backward(
 ) -> Tensor:
     """``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "_cdist_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(grad, "_cdist_backward", "grad", 1, True)
     if type(x1) is not Tensor:
-        x1 = tensor_argument(x1, "_cdist_backward", "x1", 2, True)
+        if type(x1) is float:
+            x1 = WRAPPED_FLOATS.get(x1, x1)
+        if type(x1) is not Tensor:
+            x1 = tensor_argument(x1, "_cdist_backward", "x1", 2, True)
     if type(x2) is not Tensor:
-        x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
+        if type(x2) is float:
+            x2 = WRAPPED_FLOATS.get(x2, x2)
+        if type(x2) is not Tensor:
+            x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
     if type(cdist) is not Tensor:
-        cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
+        if type(cdist) is float:
+            cdist = WRAPPED_FLOATS.get(cdist, cdist)
+        if type(cdist) is not Tensor:
+            cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
     if p is None:
         check_arguments("_cdist_backward", (("p", "float", 4),), (None,))
     try:
@@ -4727,11 +5064,17 @@ def _pdist_backward(
 ) -> Tensor:
     """``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "_pdist_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(grad, "_pdist_backward", "grad", 1, True)
     if type(input) is not Tensor:
         input = tensor_argument(input, "_pdist_backward", "input", 2, False)
     if type(pdist) is not Tensor:
-        pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
+        if type(pdist) is float:
+            pdist = WRAPPED_FLOATS.get(pdist, pdist)
+        if type(pdist) is not Tensor:
+            pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
     if p is None:
         check_arguments("_pdist_backward", (("p", "float", 3),), (None,))
     try:
@@ -4799,7 +5142,10 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "dist", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "dist", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "dist", "other", 2, True)
     if p is None:
         check_arguments("dist", (("p", "Scalar", 3),), (None,))
     try:
@@ -4812,14 +5158,20 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
 def _linalg_det(A: Tensor | Number) -> Tensor:
     """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "_linalg_det", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "_linalg_det", "A", 1, True)
     return operators._linalg_det.fast(A)
 
 
 def _linalg_slogdet(A: Tensor | Number) -> Tensor:
     """``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "_linalg_slogdet", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "_linalg_slogdet", "A", 1, True)
     return operators._linalg_slogdet.fast(A)
 
 
@@ -4832,9 +5184,15 @@ def _linalg_solve_ex(
 ) -> Tensor:
     """``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
     if type(B) is not Tensor:
-        B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
+        if type(B) is float:
+            B = WRAPPED_FLOATS.get(B, B)
+        if type(B) is not Tensor:
+            B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
     if type(left) is not bool:
         bool_argument(left, "_linalg_solve_ex", "left", 0)
     if type(check_errors) is not bool:
@@ -4859,7 +5217,10 @@ def _linalg_svd(
 ) -> Tensor:
     """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "_linalg_svd", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "_linalg_svd", "A", 1, True)
     if type(full_matrices) is not bool:
         bool_argument(full_matrices, "_linalg_svd", "full_matrices", 2)
     if type(compute_uv) is not bool:
@@ -4882,7 +5243,10 @@ def _linalg_svd(
 def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) -> Tensor:
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
     if type(compute_v) is not bool:
         bool_argument(compute_v, "_linalg_eigh", "compute_v", 3)
     try:
@@ -4979,7 +5343,10 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
     if type(input) is not Tensor:
         input = tensor_argument(input, "cross", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "cross", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "cross", "other", 2, True)
     if type(dim) is not int and dim is not None:
         dim = int_argument(dim, "cross", "dim", 3)
     try:
@@ -5014,9 +5381,15 @@ def addmv(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addmv", "input", 1, False)
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv", "mat", 2, True)
+        if type(mat) is float:
+            mat = WRAPPED_FLOATS.get(mat, mat)
+        if type(mat) is not Tensor:
+            mat = tensor_argument(mat, "addmv", "mat", 2, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv", "vec", 3, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "addmv", "vec", 3, True)
     if beta is None:
         check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -5042,9 +5415,15 @@ def addmv_(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addmv_", "input", 1, False)
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+        if type(mat) is float:
+            mat = WRAPPED_FLOATS.get(mat, mat)
+        if type(mat) is not Tensor:
+            mat = tensor_argument(mat, "addmv_", "mat", 2, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "addmv_", "vec", 3, True)
     if beta is None:
         check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -5070,9 +5449,15 @@ def addr(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addr", "input", 1, False)
     if type(vec1) is not Tensor:
-        vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+        if type(vec1) is float:
+            vec1 = WRAPPED_FLOATS.get(vec1, vec1)
+        if type(vec1) is not Tensor:
+            vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
     if beta is None:
         check_arguments("addr", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -5098,9 +5483,15 @@ def addbmm(
     if type(input) is not Tensor:
         input = tensor_argument(input, "addbmm", "input", 1, False)
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
     if beta is None:
         check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -5126,9 +5517,15 @@ def baddbmm(
     if type(input) is not Tensor:
         input = tensor_argument(input, "baddbmm", "input", 1, False)
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
     if beta is None:
         check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -5183,7 +5580,10 @@ def cholesky_solve(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cholesky_solve", "input", 1, False)
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+        if type(input2) is float:
+            input2 = WRAPPED_FLOATS.get(input2, input2)
+        if type(input2) is not Tensor:
+            input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
     if type(upper) is not bool:
         bool_argument(upper, "cholesky_solve", "upper", 3)
     try:
@@ -5204,7 +5604,10 @@ def triangular_solve(
     if type(input) is not Tensor:
         input = tensor_argument(input, "triangular_solve", "input", 1, False)
     if type(A) is not Tensor:
-        A = tensor_argument(A, "triangular_solve", "A", 2, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "triangular_solve", "A", 2, True)
     if type(upper) is not bool:
         bool_argument(upper, "triangular_solve", "upper", 3)
     if type(transpose) is not bool:
@@ -5236,9 +5639,15 @@ def lu_unpack(
 ) -> Tensor:
     """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
     if type(LU_data) is not Tensor:
-        LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
+        if type(LU_data) is float:
+            LU_data = WRAPPED_FLOATS.get(LU_data, LU_data)
+        if type(LU_data) is not Tensor:
+            LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
     if type(LU_pivots) is not Tensor:
-        LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
+        if type(LU_pivots) is float:
+            LU_pivots = WRAPPED_FLOATS.get(LU_pivots, LU_pivots)
+        if type(LU_pivots) is not Tensor:
+            LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
     if type(unpack_data) is not bool:
         bool_argument(unpack_data, "lu_unpack", "unpack_data", 3)
     if type(unpack_pivots) is not bool:
@@ -5272,9 +5681,15 @@ def ormqr(
     if type(input) is not Tensor:
         input = tensor_argument(input, "ormqr", "input", 1, False)
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+        if type(input2) is float:
+            input2 = WRAPPED_FLOATS.get(input2, input2)
+        if type(input2) is not Tensor:
+            input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
     if type(input3) is not Tensor:
-        input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+        if type(input3) is float:
+            input3 = WRAPPED_FLOATS.get(input3, input3)
+        if type(input3) is not Tensor:
+            input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
     if type(left) is not bool:
         bool_argument(left, "ormqr", "left", 4)
     if type(transpose) is not bool:
@@ -5332,9 +5747,12 @@ def threshold_backward(
 ) -> Tensor:
     """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "threshold_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "threshold_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "threshold_backward", "input", 2, False)
     if threshold is None:
@@ -5353,9 +5771,12 @@ def gelu_backward(
 ) -> Tensor:
     """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "gelu_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "gelu_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "gelu_backward", "input", 2, False)
     try:
@@ -5368,9 +5789,12 @@ def gelu_backward(
 def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "silu_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "silu_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "silu_backward", "input", 2, False)
     return operators.silu_backward.fast(grad_output, input)
@@ -5447,11 +5871,19 @@ def _softmax_backward_data(
 ) -> Tensor:
     """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_softmax_backward_data", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_softmax_backward_data", "grad_output", 1, True
+            )
     if type(output) is not Tensor:
-        output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
+        if type(output) is float:
+            output = WRAPPED_FLOATS.get(output, output)
+        if type(output) is not Tensor:
+            output = tensor_argument(
+                output, "_softmax_backward_data", "output", 2, True
+            )
     input_dtype = dtype_argument(input_dtype)
     if type(dim) is not int:
         dim = int_argument(dim, "_softmax_backward_data", "dim", 3)
@@ -5533,13 +5965,19 @@ def _log_softmax_backward_data(
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_log_softmax_backward_data", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_log_softmax_backward_data", "grad_output", 1, True
+            )
     if type(output) is not Tensor:
-        output = tensor_argument(
-            output, "_log_softmax_backward_data", "output", 2, True
-        )
+        if type(output) is float:
+            output = WRAPPED_FLOATS.get(output, output)
+        if type(output) is not Tensor:
+            output = tensor_argument(
+                output, "_log_softmax_backward_data", "output", 2, True
+            )
     input_dtype = dtype_argument(input_dtype)
     if type(dim) is not int:
         dim = int_argument(dim, "_log_softmax_backward_data", "dim", 3)
@@ -5599,9 +6037,12 @@ def leaky_relu_backward(
 ) -> Tensor:
     """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "leaky_relu_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "leaky_relu_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
     if negative_slope is None:
@@ -5692,13 +6133,19 @@ def elu_backward(
 ) -> Tensor:
     """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "elu_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "elu_backward", "grad_output", 1, True
+            )
     if type(self_or_result) is not Tensor:
-        self_or_result = tensor_argument(
-            self_or_result, "elu_backward", "self_or_result", 6, True
-        )
+        if type(self_or_result) is float:
+            self_or_result = WRAPPED_FLOATS.get(self_or_result, self_or_result)
+        if type(self_or_result) is not Tensor:
+            self_or_result = tensor_argument(
+                self_or_result, "elu_backward", "self_or_result", 6, True
+            )
     if alpha is None:
         check_arguments("elu_backward", (("alpha", "Scalar", 2),), (None,))
     if scale is None:
@@ -5793,9 +6240,12 @@ def softplus_backward(
 ) -> Tensor:
     """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "softplus_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "softplus_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softplus_backward", "input", 2, False)
     if beta is None:
@@ -5840,13 +6290,19 @@ def log_sigmoid_backward(
 ) -> Tensor:
     """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "log_sigmoid_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "log_sigmoid_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
     if type(buffer) is not Tensor:
-        buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
+        if type(buffer) is float:
+            buffer = WRAPPED_FLOATS.get(buffer, buffer)
+        if type(buffer) is not Tensor:
+            buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
     return operators.log_sigmoid_backward.fast(grad_output, input, buffer)
 
 
@@ -5891,9 +6347,12 @@ def hardtanh_backward(
 ) -> Tensor:
     """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "hardtanh_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "hardtanh_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
     if min_val is None:
@@ -5942,9 +6401,12 @@ def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "mish_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "mish_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "mish_backward", "input", 2, False)
     return operators.mish_backward.fast(grad_output, input)
@@ -6013,9 +6475,12 @@ def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
 def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
     """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "glu_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "glu_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "glu_backward", "input", 2, False)
     if type(dim) is not int:
@@ -6057,7 +6522,12 @@ def hardshrink_backward(
 ) -> Tensor:
     """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
     if type(grad_out) is not Tensor:
-        grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
+        if type(grad_out) is float:
+            grad_out = WRAPPED_FLOATS.get(grad_out, grad_out)
+        if type(grad_out) is not Tensor:
+            grad_out = tensor_argument(
+                grad_out, "hardshrink_backward", "grad_out", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
     if lambd is None:
@@ -6099,9 +6569,12 @@ def softshrink_backward(
 ) -> Tensor:
     """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "softshrink_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "softshrink_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "softshrink_backward", "input", 2, False)
     if lambd is None:
@@ -6125,9 +6598,12 @@ def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "hardsigmoid_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "hardsigmoid_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardsigmoid_backward", "input", 2, False)
     return operators.hardsigmoid_backward.fast(grad_output, input)
@@ -6145,9 +6621,12 @@ def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
     """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "hardswish_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "hardswish_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "hardswish_backward", "input", 2, False)
     return operators.hardswish_backward.fast(grad_output, input)
@@ -6197,7 +6676,10 @@ def rrelu_with_noise(
     if type(input) is not Tensor:
         input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
     if type(noise) is not Tensor:
-        noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
+        if type(noise) is float:
+            noise = WRAPPED_FLOATS.get(noise, noise)
+        if type(noise) is not Tensor:
+            noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
     if lower is None:
         check_arguments("rrelu_with_noise", (("lower", "Scalar", 3),), (None,))
     if upper is None:
@@ -6228,13 +6710,21 @@ def rrelu_with_noise_backward(
 ) -> Tensor:
     """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "rrelu_with_noise_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "rrelu_with_noise_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
     if type(noise) is not Tensor:
-        noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
+        if type(noise) is float:
+            noise = WRAPPED_FLOATS.get(noise, noise)
+        if type(noise) is not Tensor:
+            noise = tensor_argument(
+                noise, "rrelu_with_noise_backward", "noise", 3, True
+            )
     if lower is None:
         check_arguments("rrelu_with_noise_backward", (("lower", "Scalar", 4),), (None,))
     if upper is None:
@@ -6266,7 +6756,10 @@ def prelu(input: Tensor, weight: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "prelu", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "prelu", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "prelu", "weight", 2, True)
     return composites.prelu(input, weight)
 
 
@@ -6275,7 +6768,10 @@ def _prelu_kernel(input: Tensor, weight: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "_prelu_kernel", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
     return operators._prelu_kernel.fast(input, weight)
 
 
@@ -6284,13 +6780,21 @@ def _prelu_kernel_backward(
 ) -> Tensor:
     """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_prelu_kernel_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_prelu_kernel_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(
+                weight, "_prelu_kernel_backward", "weight", 3, True
+            )
     return operators._prelu_kernel_backward.fast(grad_output, input, weight)
 
 
@@ -6316,11 +6820,17 @@ def native_dropout_backward(
 ) -> Tensor:
     """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "native_dropout_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "native_dropout_backward", "grad_output", 1, True
+            )
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
     if scale is None:
         check_arguments("native_dropout_backward", (("scale", "float", 3),), (None,))
     try:
@@ -6341,7 +6851,10 @@ def mse_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "mse_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "mse_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "mse_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "mse_loss", "reduction", 3)
     try:
@@ -6367,13 +6880,19 @@ def mse_loss_backward(
 ) -> Tensor:
     """``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "mse_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "mse_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "mse_loss_backward", "reduction", 4)
     try:
@@ -6394,7 +6913,10 @@ def nll_loss_nd(
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_nd", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss_nd", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss_nd", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6428,7 +6950,10 @@ def nll_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6475,7 +7000,10 @@ def nll_loss_forward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss_forward", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss_forward", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6522,22 +7050,31 @@ def nll_loss_backward(
 ) -> Tensor:
     """``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "nll_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "nll_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss_backward", "target", 3, True)
     weight = (
         None
         if weight is None
         else tensor_argument(weight, "nll_loss_backward", "weight", 4, True)
     )
     if type(total_weight) is not Tensor:
-        total_weight = tensor_argument(
-            total_weight, "nll_loss_backward", "total_weight", 7, True
-        )
+        if type(total_weight) is float:
+            total_weight = WRAPPED_FLOATS.get(total_weight, total_weight)
+        if type(total_weight) is not Tensor:
+            total_weight = tensor_argument(
+                total_weight, "nll_loss_backward", "total_weight", 7, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(reduction, "nll_loss_backward", "reduction", 5)
     if type(ignore_index) is not int:
@@ -6570,7 +7107,10 @@ def nll_loss2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss2d", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss2d", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6617,7 +7157,10 @@ def nll_loss2d_forward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss2d_forward", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss2d_forward", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6666,22 +7209,31 @@ def nll_loss2d_backward(
 ) -> Tensor:
     """``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "nll_loss2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "nll_loss2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "nll_loss2d_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "nll_loss2d_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "nll_loss2d_backward", "target", 3, True)
     weight = (
         None
         if weight is None
         else tensor_argument(weight, "nll_loss2d_backward", "weight", 4, True)
     )
     if type(total_weight) is not Tensor:
-        total_weight = tensor_argument(
-            total_weight, "nll_loss2d_backward", "total_weight", 7, True
-        )
+        if type(total_weight) is float:
+            total_weight = WRAPPED_FLOATS.get(total_weight, total_weight)
+        if type(total_weight) is not Tensor:
+            total_weight = tensor_argument(
+                total_weight, "nll_loss2d_backward", "total_weight", 7, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(reduction, "nll_loss2d_backward", "reduction", 5)
     if type(ignore_index) is not int:
@@ -6713,7 +7265,10 @@ def binary_cross_entropy(
     if type(input) is not Tensor:
         input = tensor_argument(input, "binary_cross_entropy", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "binary_cross_entropy", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "binary_cross_entropy", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6751,17 +7306,23 @@ def binary_cross_entropy_backward(
 ) -> Tensor:
     """``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "binary_cross_entropy_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "binary_cross_entropy_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "binary_cross_entropy_backward", "input", 2, False
         )
     if type(target) is not Tensor:
-        target = tensor_argument(
-            target, "binary_cross_entropy_backward", "target", 3, True
-        )
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "binary_cross_entropy_backward", "target", 3, True
+            )
     weight = (
         None
         if weight is None
@@ -6794,7 +7355,10 @@ def cross_entropy_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "cross_entropy_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "cross_entropy_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "cross_entropy_loss", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -6832,7 +7396,10 @@ def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tenso
     if type(input) is not Tensor:
         input = tensor_argument(input, "l1_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "l1_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "l1_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "l1_loss", "reduction", 3)
     try:
@@ -6854,7 +7421,10 @@ def smooth_l1_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "smooth_l1_loss", "reduction", 3)
     if beta is None:
@@ -6891,13 +7461,21 @@ def smooth_l1_loss_backward(
 ) -> Tensor:
     """``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "smooth_l1_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "smooth_l1_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "smooth_l1_loss_backward", "target", 3, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(reduction, "smooth_l1_loss_backward", "reduction", 4)
     if beta is None:
@@ -6927,7 +7505,10 @@ def huber_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "huber_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "huber_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "huber_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "huber_loss", "reduction", 3)
     if delta is None:
@@ -6964,13 +7545,19 @@ def huber_loss_backward(
 ) -> Tensor:
     """``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "huber_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "huber_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "huber_loss_backward", "reduction", 4)
     if delta is None:
@@ -7001,9 +7588,12 @@ def binary_cross_entropy_with_logits(
             input, "binary_cross_entropy_with_logits", "input", 1, False
         )
     if type(target) is not Tensor:
-        target = tensor_argument(
-            target, "binary_cross_entropy_with_logits", "target", 2, True
-        )
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "binary_cross_entropy_with_logits", "target", 2, True
+            )
     weight = (
         None
         if weight is None
@@ -7044,7 +7634,10 @@ def kl_div(
     if type(input) is not Tensor:
         input = tensor_argument(input, "kl_div", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "kl_div", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "kl_div", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "kl_div", "reduction", 3)
     if type(log_target) is not bool:
@@ -7071,7 +7664,10 @@ def soft_margin_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
     if type(reduction) is not int:
         reduction = int_argument(reduction, "soft_margin_loss", "reduction", 3)
     try:
@@ -7097,13 +7693,21 @@ def soft_margin_loss_backward(
 ) -> Tensor:
     """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "soft_margin_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "soft_margin_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "soft_margin_loss_backward", "target", 3, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(reduction, "soft_margin_loss_backward", "reduction", 4)
     try:
@@ -7131,7 +7735,10 @@ def multi_margin_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "multi_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "multi_margin_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(target, "multi_margin_loss", "target", 2, True)
     weight = (
         None
         if weight is None
@@ -7181,15 +7788,21 @@ def multi_margin_loss_backward(
 ) -> Tensor:
     """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "multi_margin_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "multi_margin_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "multi_margin_loss_backward", "input", 2, False)
     if type(target) is not Tensor:
-        target = tensor_argument(
-            target, "multi_margin_loss_backward", "target", 3, True
-        )
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "multi_margin_loss_backward", "target", 3, True
+            )
     weight = (
         None
         if weight is None
@@ -7229,7 +7842,12 @@ def multilabel_margin_loss(
     if type(input) is not Tensor:
         input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
     if type(target) is not Tensor:
-        target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "multilabel_margin_loss", "target", 2, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(reduction, "multilabel_margin_loss", "reduction", 3)
     try:
@@ -7265,9 +7883,12 @@ def multilabel_margin_loss_forward(
             input, "multilabel_margin_loss_forward", "input", 1, False
         )
     if type(target) is not Tensor:
-        target = tensor_argument(
-            target, "multilabel_margin_loss_forward", "target", 2, True
-        )
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "multilabel_margin_loss_forward", "target", 2, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(
             reduction, "multilabel_margin_loss_forward", "reduction", 3
@@ -7301,21 +7922,30 @@ def multilabel_margin_loss_backward(
 ) -> Tensor:
     """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "multilabel_margin_loss_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "multilabel_margin_loss_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "multilabel_margin_loss_backward", "input", 2, False
         )
     if type(target) is not Tensor:
-        target = tensor_argument(
-            target, "multilabel_margin_loss_backward", "target", 3, True
-        )
+        if type(target) is float:
+            target = WRAPPED_FLOATS.get(target, target)
+        if type(target) is not Tensor:
+            target = tensor_argument(
+                target, "multilabel_margin_loss_backward", "target", 3, True
+            )
     if type(is_target) is not Tensor:
-        is_target = tensor_argument(
-            is_target, "multilabel_margin_loss_backward", "is_target", 5, True
-        )
+        if type(is_target) is float:
+            is_target = WRAPPED_FLOATS.get(is_target, is_target)
+        if type(is_target) is not Tensor:
+            is_target = tensor_argument(
+                is_target, "multilabel_margin_loss_backward", "is_target", 5, True
+            )
     if type(reduction) is not int:
         reduction = int_argument(
             reduction, "multilabel_margin_loss_backward", "reduction", 4
@@ -7481,9 +8111,12 @@ def native_batch_norm_backward(
 ) -> Tensor:
     """``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
     if type(grad_out) is not Tensor:
-        grad_out = tensor_argument(
-            grad_out, "native_batch_norm_backward", "grad_out", 1, True
-        )
+        if type(grad_out) is float:
+            grad_out = WRAPPED_FLOATS.get(grad_out, grad_out)
+        if type(grad_out) is not Tensor:
+            grad_out = tensor_argument(
+                grad_out, "native_batch_norm_backward", "grad_out", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_batch_norm_backward", "input", 2, False)
     weight = (
@@ -7721,15 +8354,24 @@ def native_group_norm_backward(
 ) -> Tensor:
     """``native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
     if type(grad_out) is not Tensor:
-        grad_out = tensor_argument(
-            grad_out, "native_group_norm_backward", "grad_out", 1, True
-        )
+        if type(grad_out) is float:
+            grad_out = WRAPPED_FLOATS.get(grad_out, grad_out)
+        if type(grad_out) is not Tensor:
+            grad_out = tensor_argument(
+                grad_out, "native_group_norm_backward", "grad_out", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_group_norm_backward", "input", 2, False)
     if type(mean) is not Tensor:
-        mean = tensor_argument(mean, "native_group_norm_backward", "mean", 3, True)
+        if type(mean) is float:
+            mean = WRAPPED_FLOATS.get(mean, mean)
+        if type(mean) is not Tensor:
+            mean = tensor_argument(mean, "native_group_norm_backward", "mean", 3, True)
     if type(rstd) is not Tensor:
-        rstd = tensor_argument(rstd, "native_group_norm_backward", "rstd", 4, True)
+        if type(rstd) is float:
+            rstd = WRAPPED_FLOATS.get(rstd, rstd)
+        if type(rstd) is not Tensor:
+            rstd = tensor_argument(rstd, "native_group_norm_backward", "rstd", 4, True)
     weight = (
         None
         if weight is None
@@ -7841,18 +8483,27 @@ def native_layer_norm_backward(
 ) -> Tensor:
     """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
     if type(grad_out) is not Tensor:
-        grad_out = tensor_argument(
-            grad_out, "native_layer_norm_backward", "grad_out", 1, True
-        )
+        if type(grad_out) is float:
+            grad_out = WRAPPED_FLOATS.get(grad_out, grad_out)
+        if type(grad_out) is not Tensor:
+            grad_out = tensor_argument(
+                grad_out, "native_layer_norm_backward", "grad_out", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "native_layer_norm_backward", "input", 2, False)
     normalized_shape = int_list_argument(
         normalized_shape, "native_layer_norm_backward", "normalized_shape"
     )
     if type(mean) is not Tensor:
-        mean = tensor_argument(mean, "native_layer_norm_backward", "mean", 4, True)
+        if type(mean) is float:
+            mean = WRAPPED_FLOATS.get(mean, mean)
+        if type(mean) is not Tensor:
+            mean = tensor_argument(mean, "native_layer_norm_backward", "mean", 4, True)
     if type(rstd) is not Tensor:
-        rstd = tensor_argument(rstd, "native_layer_norm_backward", "rstd", 5, True)
+        if type(rstd) is float:
+            rstd = WRAPPED_FLOATS.get(rstd, rstd)
+        if type(rstd) is not Tensor:
+            rstd = tensor_argument(rstd, "native_layer_norm_backward", "rstd", 5, True)
     weight = (
         None
         if weight is None
@@ -7921,17 +8572,27 @@ def _native_batch_norm_legit_no_training(
         )
     )
     if type(running_mean) is not Tensor:
-        running_mean = tensor_argument(
-            running_mean,
-            "_native_batch_norm_legit_no_training",
-            "running_mean",
-            4,
-            True,
-        )
+        if type(running_mean) is float:
+            running_mean = WRAPPED_FLOATS.get(running_mean, running_mean)
+        if type(running_mean) is not Tensor:
+            running_mean = tensor_argument(
+                running_mean,
+                "_native_batch_norm_legit_no_training",
+                "running_mean",
+                4,
+                True,
+            )
     if type(running_var) is not Tensor:
-        running_var = tensor_argument(
-            running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
-        )
+        if type(running_var) is float:
+            running_var = WRAPPED_FLOATS.get(running_var, running_var)
+        if type(running_var) is not Tensor:
+            running_var = tensor_argument(
+                running_var,
+                "_native_batch_norm_legit_no_training",
+                "running_var",
+                5,
+                True,
+            )
     if momentum is None:
         check_arguments(
             "_native_batch_norm_legit_no_training", (("momentum", "float", 6),), (None,)
@@ -8063,11 +8724,19 @@ def batch_norm_backward(
 ) -> Tensor:
     """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
     if type(grad_out) is not Tensor:
-        grad_out = tensor_argument(grad_out, "batch_norm_backward", "grad_out", 1, True)
+        if type(grad_out) is float:
+            grad_out = WRAPPED_FLOATS.get(grad_out, grad_out)
+        if type(grad_out) is not Tensor:
+            grad_out = tensor_argument(
+                grad_out, "batch_norm_backward", "grad_out", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "batch_norm_backward", "input", 2, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "batch_norm_backward", "weight", 3, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "batch_norm_backward", "weight", 3, True)
     running_mean = (
         None
         if running_mean is None
@@ -8091,7 +8760,12 @@ def batch_norm_backward(
         else tensor_argument(save_var, "batch_norm_backward", "save_var", 7, True)
     )
     if type(reserve) is not Tensor:
-        reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
+        if type(reserve) is float:
+            reserve = WRAPPED_FLOATS.get(reserve, reserve)
+        if type(reserve) is not Tensor:
+            reserve = tensor_argument(
+                reserve, "batch_norm_backward", "reserve", 11, True
+            )
     if type(update) is not bool:
         bool_argument(update, "batch_norm_backward", "update", 8)
     if eps is None:
@@ -8152,9 +8826,15 @@ def embedding(
 ) -> Tensor:
     """``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``"""
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "embedding", "weight", 1, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "embedding", "weight", 1, True)
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "embedding", "indices", 2, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "embedding", "indices", 2, True)
     if type(padding_idx) is not int:
         padding_idx = int_argument(padding_idx, "embedding", "padding_idx", 3)
     if type(scale_grad_by_freq) is not bool:
@@ -8188,9 +8868,15 @@ def embedding_backward(
 ) -> Tensor:
     """``embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
     if type(num_weights) is not int:
         num_weights = int_argument(num_weights, "embedding_backward", "num_weights", 3)
     if type(padding_idx) is not int:
@@ -8226,13 +8912,19 @@ def embedding_dense_backward(
 ) -> Tensor:
     """``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "embedding_dense_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "embedding_dense_backward", "grad_output", 1, True
+            )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "embedding_dense_backward", "indices", 2, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "embedding_dense_backward", "indices", 2, True
+            )
     if type(num_weights) is not int:
         num_weights = int_argument(
             num_weights, "embedding_dense_backward", "num_weights", 3
@@ -8290,7 +8982,10 @@ def convolution(
     if type(input) is not Tensor:
         input = tensor_argument(input, "convolution", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "convolution", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "convolution", "weight", 2, True)
     bias = (
         None if bias is None else tensor_argument(bias, "convolution", "bias", 3, True)
     )
@@ -8338,13 +9033,19 @@ def convolution_backward(
 ) -> Tensor:
     """``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "convolution_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "convolution_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "convolution_backward", "input", 2, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "convolution_backward", "weight", 3, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "convolution_backward", "weight", 3, True)
     bias_sizes = (
         None
         if bias_sizes is None
@@ -8397,7 +9098,10 @@ def conv_transpose1d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose1d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "conv_transpose1d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "conv_transpose1d", "weight", 2, True)
     bias = (
         None
         if bias is None
@@ -8434,7 +9138,10 @@ def conv_transpose2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose2d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "conv_transpose2d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "conv_transpose2d", "weight", 2, True)
     bias = (
         None
         if bias is None
@@ -8471,7 +9178,10 @@ def conv_transpose3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "conv_transpose3d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "conv_transpose3d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "conv_transpose3d", "weight", 2, True)
     bias = (
         None
         if bias is None
@@ -8507,9 +9217,12 @@ def reflection_pad1d_backward(
 ) -> Tensor:
     """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "reflection_pad1d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "reflection_pad1d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad1d_backward", "padding")
@@ -8529,9 +9242,12 @@ def reflection_pad2d_backward(
 ) -> Tensor:
     """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "reflection_pad2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "reflection_pad2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad2d_backward", "padding")
@@ -8551,9 +9267,12 @@ def reflection_pad3d_backward(
 ) -> Tensor:
     """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "reflection_pad3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "reflection_pad3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "reflection_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "reflection_pad3d_backward", "padding")
@@ -8573,9 +9292,12 @@ def replication_pad1d_backward(
 ) -> Tensor:
     """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "replication_pad1d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "replication_pad1d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad1d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad1d_backward", "padding")
@@ -8595,9 +9317,12 @@ def replication_pad2d_backward(
 ) -> Tensor:
     """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "replication_pad2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "replication_pad2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad2d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad2d_backward", "padding")
@@ -8617,9 +9342,12 @@ def replication_pad3d_backward(
 ) -> Tensor:
     """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "replication_pad3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "replication_pad3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
@@ -8633,9 +9361,15 @@ def conv_tbc(
     if type(input) is not Tensor:
         input = tensor_argument(input, "conv_tbc", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
     if type(bias) is not Tensor:
-        bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
+        if type(bias) is float:
+            bias = WRAPPED_FLOATS.get(bias, bias)
+        if type(bias) is not Tensor:
+            bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
     if type(pad) is not int:
         pad = int_argument(pad, "conv_tbc", "pad", 4)
     try:
@@ -8659,7 +9393,10 @@ def slow_conv_transpose2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_transpose2d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "slow_conv_transpose2d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "slow_conv_transpose2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_transpose2d", "kernel_size")
     bias = (
         None
@@ -8691,7 +9428,10 @@ def slow_conv_transpose3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_transpose3d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "slow_conv_transpose3d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "slow_conv_transpose3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_transpose3d", "kernel_size")
     bias = (
         None
@@ -8721,7 +9461,10 @@ def _slow_conv2d_forward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_slow_conv2d_forward", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_slow_conv2d_forward", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "_slow_conv2d_forward", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "_slow_conv2d_forward", "kernel_size")
     bias = (
         None
@@ -8746,13 +9489,19 @@ def _slow_conv2d_backward(
 ) -> Tensor:
     """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_slow_conv2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_slow_conv2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "_slow_conv2d_backward", "input", 2, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_slow_conv2d_backward", "weight", 3, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "_slow_conv2d_backward", "weight", 3, True)
     kernel_size = int_list_argument(kernel_size, "_slow_conv2d_backward", "kernel_size")
     stride = int_list_argument(stride, "_slow_conv2d_backward", "stride")
     padding = int_list_argument(padding, "_slow_conv2d_backward", "padding")
@@ -8774,7 +9523,10 @@ def _conv_depthwise2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_conv_depthwise2d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_conv_depthwise2d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "_conv_depthwise2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "_conv_depthwise2d", "kernel_size")
     bias = (
         None
@@ -8802,7 +9554,10 @@ def conv_depthwise3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "conv_depthwise3d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "conv_depthwise3d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "conv_depthwise3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "conv_depthwise3d", "kernel_size")
     bias = (
         None
@@ -8829,7 +9584,10 @@ def slow_conv3d_forward(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv3d_forward", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "slow_conv3d_forward", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "slow_conv3d_forward", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv3d_forward", "kernel_size")
     bias = (
         None
@@ -8856,7 +9614,10 @@ def slow_conv_dilated2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_dilated2d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "slow_conv_dilated2d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "slow_conv_dilated2d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_dilated2d", "kernel_size")
     bias = (
         None
@@ -8884,7 +9645,10 @@ def slow_conv_dilated3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "slow_conv_dilated3d", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "slow_conv_dilated3d", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "slow_conv_dilated3d", "weight", 2, True)
     kernel_size = int_list_argument(kernel_size, "slow_conv_dilated3d", "kernel_size")
     bias = (
         None
@@ -8918,7 +9682,10 @@ def _convolution(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_convolution", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "_convolution", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "_convolution", "weight", 2, True)
     bias = (
         None if bias is None else tensor_argument(bias, "_convolution", "bias", 3, True)
     )
@@ -8985,7 +9752,12 @@ def convolution_overrideable(
     if type(input) is not Tensor:
         input = tensor_argument(input, "convolution_overrideable", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "convolution_overrideable", "weight", 2, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(
+                weight, "convolution_overrideable", "weight", 2, True
+            )
     bias = (
         None
         if bias is None
@@ -9036,17 +9808,23 @@ def convolution_backward_overrideable(
 ) -> Tensor:
     """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "convolution_backward_overrideable", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "convolution_backward_overrideable", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "convolution_backward_overrideable", "input", 2, False
         )
     if type(weight) is not Tensor:
-        weight = tensor_argument(
-            weight, "convolution_backward_overrideable", "weight", 3, True
-        )
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(
+                weight, "convolution_backward_overrideable", "weight", 3, True
+            )
     stride = int_list_argument(stride, "convolution_backward_overrideable", "stride")
     padding = int_list_argument(padding, "convolution_backward_overrideable", "padding")
     dilation = int_list_argument(
@@ -9092,9 +9870,12 @@ def _nnpack_spatial_convolution(
     if type(input) is not Tensor:
         input = tensor_argument(input, "_nnpack_spatial_convolution", "input", 1, False)
     if type(weight) is not Tensor:
-        weight = tensor_argument(
-            weight, "_nnpack_spatial_convolution", "weight", 2, True
-        )
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(
+                weight, "_nnpack_spatial_convolution", "weight", 2, True
+            )
     bias = (
         None
         if bias is None
@@ -9165,9 +9946,12 @@ def max_pool2d_with_indices_backward(
 ) -> Tensor:
     """``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "max_pool2d_with_indices_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "max_pool2d_with_indices_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "max_pool2d_with_indices_backward", "input", 2, False
@@ -9181,9 +9965,12 @@ def max_pool2d_with_indices_backward(
         dilation, "max_pool2d_with_indices_backward", "dilation"
     )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "max_pool2d_with_indices_backward", "indices", 8, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "max_pool2d_with_indices_backward", "indices", 8, True
+            )
     if type(ceil_mode) is not bool:
         bool_argument(ceil_mode, "max_pool2d_with_indices_backward", "ceil_mode", 7)
     try:
@@ -9264,9 +10051,12 @@ def max_pool3d_with_indices_backward(
 ) -> Tensor:
     """``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "max_pool3d_with_indices_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "max_pool3d_with_indices_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "max_pool3d_with_indices_backward", "input", 2, False
@@ -9280,9 +10070,12 @@ def max_pool3d_with_indices_backward(
         dilation, "max_pool3d_with_indices_backward", "dilation"
     )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "max_pool3d_with_indices_backward", "indices", 8, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "max_pool3d_with_indices_backward", "indices", 8, True
+            )
     if type(ceil_mode) is not bool:
         bool_argument(ceil_mode, "max_pool3d_with_indices_backward", "ceil_mode", 7)
     try:
@@ -9519,9 +10312,12 @@ def avg_pool2d_backward(
 ) -> Tensor:
     """``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "avg_pool2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "avg_pool2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool2d_backward", "input", 2, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
@@ -9634,9 +10430,12 @@ def avg_pool3d_backward(
 ) -> Tensor:
     """``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "avg_pool3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "avg_pool3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "avg_pool3d_backward", "input", 2, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
@@ -9715,9 +10514,12 @@ def _adaptive_avg_pool2d_backward(
 ) -> Tensor:
     """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_adaptive_avg_pool2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_adaptive_avg_pool2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "_adaptive_avg_pool2d_backward", "input", 2, False
@@ -9758,9 +10560,12 @@ def _adaptive_avg_pool3d_backward(
 ) -> Tensor:
     """``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_adaptive_avg_pool3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_adaptive_avg_pool3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "_adaptive_avg_pool3d_backward", "input", 2, False
@@ -9801,17 +10606,23 @@ def adaptive_max_pool2d_backward(
 ) -> Tensor:
     """``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "adaptive_max_pool2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "adaptive_max_pool2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "adaptive_max_pool2d_backward", "input", 2, False
         )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "adaptive_max_pool2d_backward", "indices", 3, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "adaptive_max_pool2d_backward", "indices", 3, True
+            )
     return operators.adaptive_max_pool2d_backward.fast(grad_output, input, indices)
 
 
@@ -9840,17 +10651,23 @@ def adaptive_max_pool3d_backward(
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "adaptive_max_pool3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "adaptive_max_pool3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "adaptive_max_pool3d_backward", "input", 2, False
         )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "adaptive_max_pool3d_backward", "indices", 3, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "adaptive_max_pool3d_backward", "indices", 3, True
+            )
     return operators.adaptive_max_pool3d_backward.fast(grad_output, input, indices)
 
 
@@ -9861,7 +10678,10 @@ def max_unpool2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "max_unpool2d", "input", 1, False)
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
     output_size = int_list_argument(output_size, "max_unpool2d", "output_size")
     return operators.max_unpool2d.fast(input, indices, output_size)
 
@@ -9877,7 +10697,10 @@ def max_unpool3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "max_unpool3d", "input", 1, False)
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "max_unpool3d", "indices", 2, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "max_unpool3d", "indices", 2, True)
     output_size = int_list_argument(output_size, "max_unpool3d", "output_size")
     stride = int_list_argument(stride, "max_unpool3d", "stride")
     padding = int_list_argument(padding, "max_unpool3d", "padding")
@@ -9896,9 +10719,12 @@ def fractional_max_pool2d(
     kernel_size = int_list_argument(kernel_size, "fractional_max_pool2d", "kernel_size")
     output_size = int_list_argument(output_size, "fractional_max_pool2d", "output_size")
     if type(random_samples) is not Tensor:
-        random_samples = tensor_argument(
-            random_samples, "fractional_max_pool2d", "random_samples", 4, True
-        )
+        if type(random_samples) is float:
+            random_samples = WRAPPED_FLOATS.get(random_samples, random_samples)
+        if type(random_samples) is not Tensor:
+            random_samples = tensor_argument(
+                random_samples, "fractional_max_pool2d", "random_samples", 4, True
+            )
     return operators.fractional_max_pool2d.fast(
         input, kernel_size, output_size, random_samples
     )
@@ -9913,9 +10739,12 @@ def fractional_max_pool2d_backward(
 ) -> Tensor:
     """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "fractional_max_pool2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "fractional_max_pool2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "fractional_max_pool2d_backward", "input", 2, False
@@ -9927,9 +10756,12 @@ def fractional_max_pool2d_backward(
         output_size, "fractional_max_pool2d_backward", "output_size"
     )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "fractional_max_pool2d_backward", "indices", 5, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "fractional_max_pool2d_backward", "indices", 5, True
+            )
     return operators.fractional_max_pool2d_backward.fast(
         grad_output, input, kernel_size, output_size, indices
     )
@@ -9947,9 +10779,12 @@ def fractional_max_pool3d(
     kernel_size = int_list_argument(kernel_size, "fractional_max_pool3d", "kernel_size")
     output_size = int_list_argument(output_size, "fractional_max_pool3d", "output_size")
     if type(random_samples) is not Tensor:
-        random_samples = tensor_argument(
-            random_samples, "fractional_max_pool3d", "random_samples", 4, True
-        )
+        if type(random_samples) is float:
+            random_samples = WRAPPED_FLOATS.get(random_samples, random_samples)
+        if type(random_samples) is not Tensor:
+            random_samples = tensor_argument(
+                random_samples, "fractional_max_pool3d", "random_samples", 4, True
+            )
     return operators.fractional_max_pool3d.fast(
         input, kernel_size, output_size, random_samples
     )
@@ -9964,9 +10799,12 @@ def fractional_max_pool3d_backward(
 ) -> Tensor:
     """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "fractional_max_pool3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "fractional_max_pool3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(
             input, "fractional_max_pool3d_backward", "input", 2, False
@@ -9978,9 +10816,12 @@ def fractional_max_pool3d_backward(
         output_size, "fractional_max_pool3d_backward", "output_size"
     )
     if type(indices) is not Tensor:
-        indices = tensor_argument(
-            indices, "fractional_max_pool3d_backward", "indices", 5, True
-        )
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(
+                indices, "fractional_max_pool3d_backward", "indices", 5, True
+            )
     return operators.fractional_max_pool3d_backward.fast(
         grad_output, input, kernel_size, output_size, indices
     )
@@ -10023,9 +10864,12 @@ def upsample_nearest1d_backward(
 ) -> Tensor:
     """``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_nearest1d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_nearest1d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_nearest1d_backward", "output_size"
     )
@@ -10084,9 +10928,16 @@ def _upsample_nearest_exact1d_backward(
 ) -> Tensor:
     """``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_nearest_exact1d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output,
+                "_upsample_nearest_exact1d_backward",
+                "grad_output",
+                1,
+                True,
+            )
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact1d_backward", "output_size"
     )
@@ -10148,9 +10999,12 @@ def upsample_nearest2d_backward(
 ) -> Tensor:
     """``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_nearest2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_nearest2d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_nearest2d_backward", "output_size"
     )
@@ -10218,9 +11072,16 @@ def _upsample_nearest_exact2d_backward(
 ) -> Tensor:
     """``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_nearest_exact2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output,
+                "_upsample_nearest_exact2d_backward",
+                "grad_output",
+                1,
+                True,
+            )
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact2d_backward", "output_size"
     )
@@ -10293,9 +11154,12 @@ def upsample_nearest3d_backward(
 ) -> Tensor:
     """``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_nearest3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_nearest3d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_nearest3d_backward", "output_size"
     )
@@ -10374,9 +11238,16 @@ def _upsample_nearest_exact3d_backward(
 ) -> Tensor:
     """``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_nearest_exact3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output,
+                "_upsample_nearest_exact3d_backward",
+                "grad_output",
+                1,
+                True,
+            )
     output_size = int_list_argument(
         output_size, "_upsample_nearest_exact3d_backward", "output_size"
     )
@@ -10448,9 +11319,12 @@ def upsample_linear1d_backward(
 ) -> Tensor:
     """``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_linear1d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_linear1d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_linear1d_backward", "output_size"
     )
@@ -10527,9 +11401,12 @@ def upsample_bilinear2d_backward(
 ) -> Tensor:
     """``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_bilinear2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_bilinear2d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_bilinear2d_backward", "output_size"
     )
@@ -10610,9 +11487,12 @@ def upsample_bicubic2d_backward(
 ) -> Tensor:
     """``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_bicubic2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_bicubic2d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_bicubic2d_backward", "output_size"
     )
@@ -10697,9 +11577,12 @@ def upsample_trilinear3d_backward(
 ) -> Tensor:
     """``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "upsample_trilinear3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "upsample_trilinear3d_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "upsample_trilinear3d_backward", "output_size"
     )
@@ -10791,9 +11674,12 @@ def _upsample_bilinear2d_aa_backward(
 ) -> Tensor:
     """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_bilinear2d_aa_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_upsample_bilinear2d_aa_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "_upsample_bilinear2d_aa_backward", "output_size"
     )
@@ -10878,9 +11764,12 @@ def _upsample_bicubic2d_aa_backward(
 ) -> Tensor:
     """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_bicubic2d_aa_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_upsample_bicubic2d_aa_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "_upsample_bicubic2d_aa_backward", "output_size"
     )
@@ -10965,9 +11854,12 @@ def _upsample_lanczos2d_aa_backward(
 ) -> Tensor:
     """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "_upsample_lanczos2d_aa_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "_upsample_lanczos2d_aa_backward", "grad_output", 1, True
+            )
     output_size = int_list_argument(
         output_size, "_upsample_lanczos2d_aa_backward", "output_size"
     )
@@ -11116,7 +12008,10 @@ def affine_grid_generator(
 ) -> Tensor:
     """``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``"""
     if type(theta) is not Tensor:
-        theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
+        if type(theta) is float:
+            theta = WRAPPED_FLOATS.get(theta, theta)
+        if type(theta) is not Tensor:
+            theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
     size = int_list_argument(size, "affine_grid_generator", "size")
     if type(align_corners) is not bool:
         bool_argument(align_corners, "affine_grid_generator", "align_corners", 3)
@@ -11134,7 +12029,12 @@ def affine_grid_generator_backward(
 ) -> Tensor:
     """``affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor``"""
     if type(grad) is not Tensor:
-        grad = tensor_argument(grad, "affine_grid_generator_backward", "grad", 1, True)
+        if type(grad) is float:
+            grad = WRAPPED_FLOATS.get(grad, grad)
+        if type(grad) is not Tensor:
+            grad = tensor_argument(
+                grad, "affine_grid_generator_backward", "grad", 1, True
+            )
     size = int_list_argument(size, "affine_grid_generator_backward", "size")
     if type(align_corners) is not bool:
         bool_argument(
@@ -11162,7 +12062,10 @@ def grid_sampler(
     if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler", "input", 1, False)
     if type(grid) is not Tensor:
-        grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
+        if type(grid) is float:
+            grid = WRAPPED_FLOATS.get(grid, grid)
+        if type(grid) is not Tensor:
+            grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
     if type(interpolation_mode) is not int:
         interpolation_mode = int_argument(
             interpolation_mode, "grid_sampler", "interpolation_mode", 3
@@ -11199,7 +12102,10 @@ def grid_sampler_2d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
     if type(grid) is not Tensor:
-        grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
+        if type(grid) is float:
+            grid = WRAPPED_FLOATS.get(grid, grid)
+        if type(grid) is not Tensor:
+            grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
     if type(interpolation_mode) is not int:
         interpolation_mode = int_argument(
             interpolation_mode, "grid_sampler_2d", "interpolation_mode", 3
@@ -11236,13 +12142,19 @@ def grid_sampler_2d_backward(
 ) -> Tensor:
     """``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "grid_sampler_2d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "grid_sampler_2d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
     if type(grid) is not Tensor:
-        grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
+        if type(grid) is float:
+            grid = WRAPPED_FLOATS.get(grid, grid)
+        if type(grid) is not Tensor:
+            grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
     if type(interpolation_mode) is not int:
         interpolation_mode = int_argument(
             interpolation_mode, "grid_sampler_2d_backward", "interpolation_mode", 4
@@ -11287,7 +12199,10 @@ def grid_sampler_3d(
     if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
     if type(grid) is not Tensor:
-        grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
+        if type(grid) is float:
+            grid = WRAPPED_FLOATS.get(grid, grid)
+        if type(grid) is not Tensor:
+            grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
     if type(interpolation_mode) is not int:
         interpolation_mode = int_argument(
             interpolation_mode, "grid_sampler_3d", "interpolation_mode", 3
@@ -11324,13 +12239,19 @@ def grid_sampler_3d_backward(
 ) -> Tensor:
     """``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "grid_sampler_3d_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "grid_sampler_3d_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
     if type(grid) is not Tensor:
-        grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
+        if type(grid) is float:
+            grid = WRAPPED_FLOATS.get(grid, grid)
+        if type(grid) is not Tensor:
+            grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
     if type(interpolation_mode) is not int:
         interpolation_mode = int_argument(
             interpolation_mode, "grid_sampler_3d_backward", "interpolation_mode", 4
@@ -11373,15 +12294,24 @@ def _thnn_fused_lstm_cell(
 ) -> Tensor:
     """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
     if type(input_gates) is not Tensor:
-        input_gates = tensor_argument(
-            input_gates, "_thnn_fused_lstm_cell", "input_gates", 1, True
-        )
+        if type(input_gates) is float:
+            input_gates = WRAPPED_FLOATS.get(input_gates, input_gates)
+        if type(input_gates) is not Tensor:
+            input_gates = tensor_argument(
+                input_gates, "_thnn_fused_lstm_cell", "input_gates", 1, True
+            )
     if type(hidden_gates) is not Tensor:
-        hidden_gates = tensor_argument(
-            hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2, True
-        )
+        if type(hidden_gates) is float:
+            hidden_gates = WRAPPED_FLOATS.get(hidden_gates, hidden_gates)
+        if type(hidden_gates) is not Tensor:
+            hidden_gates = tensor_argument(
+                hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2, True
+            )
     if type(cx) is not Tensor:
-        cx = tensor_argument(cx, "_thnn_fused_lstm_cell", "cx", 3, True)
+        if type(cx) is float:
+            cx = WRAPPED_FLOATS.get(cx, cx)
+        if type(cx) is not Tensor:
+            cx = tensor_argument(cx, "_thnn_fused_lstm_cell", "cx", 3, True)
     input_bias = (
         None
         if input_bias is None
@@ -11423,13 +12353,26 @@ def _thnn_fused_lstm_cell_backward_impl(
         )
     )
     if type(cx) is not Tensor:
-        cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward_impl", "cx", 3, True)
+        if type(cx) is float:
+            cx = WRAPPED_FLOATS.get(cx, cx)
+        if type(cx) is not Tensor:
+            cx = tensor_argument(
+                cx, "_thnn_fused_lstm_cell_backward_impl", "cx", 3, True
+            )
     if type(cy) is not Tensor:
-        cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward_impl", "cy", 4, True)
+        if type(cy) is float:
+            cy = WRAPPED_FLOATS.get(cy, cy)
+        if type(cy) is not Tensor:
+            cy = tensor_argument(
+                cy, "_thnn_fused_lstm_cell_backward_impl", "cy", 4, True
+            )
     if type(workspace) is not Tensor:
-        workspace = tensor_argument(
-            workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
-        )
+        if type(workspace) is float:
+            workspace = WRAPPED_FLOATS.get(workspace, workspace)
+        if type(workspace) is not Tensor:
+            workspace = tensor_argument(
+                workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
+            )
     if type(has_bias) is not bool:
         bool_argument(has_bias, "_thnn_fused_lstm_cell_backward_impl", "has_bias", 6)
     try:
@@ -11469,13 +12412,22 @@ def _thnn_fused_lstm_cell_backward(
         )
     )
     if type(cx) is not Tensor:
-        cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward", "cx", 3, True)
+        if type(cx) is float:
+            cx = WRAPPED_FLOATS.get(cx, cx)
+        if type(cx) is not Tensor:
+            cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward", "cx", 3, True)
     if type(cy) is not Tensor:
-        cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward", "cy", 4, True)
+        if type(cy) is float:
+            cy = WRAPPED_FLOATS.get(cy, cy)
+        if type(cy) is not Tensor:
+            cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward", "cy", 4, True)
     if type(workspace) is not Tensor:
-        workspace = tensor_argument(
-            workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
-        )
+        if type(workspace) is float:
+            workspace = WRAPPED_FLOATS.get(workspace, workspace)
+        if type(workspace) is not Tensor:
+            workspace = tensor_argument(
+                workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
+            )
     if type(has_bias) is not bool:
         bool_argument(has_bias, "_thnn_fused_lstm_cell_backward", "has_bias", 6)
     try:
@@ -11515,21 +12467,27 @@ def _thnn_differentiable_lstm_cell_backward(
         )
     )
     if type(input_gates) is not Tensor:
-        input_gates = tensor_argument(
-            input_gates,
-            "_thnn_differentiable_lstm_cell_backward",
-            "input_gates",
-            3,
-            True,
-        )
+        if type(input_gates) is float:
+            input_gates = WRAPPED_FLOATS.get(input_gates, input_gates)
+        if type(input_gates) is not Tensor:
+            input_gates = tensor_argument(
+                input_gates,
+                "_thnn_differentiable_lstm_cell_backward",
+                "input_gates",
+                3,
+                True,
+            )
     if type(hidden_gates) is not Tensor:
-        hidden_gates = tensor_argument(
-            hidden_gates,
-            "_thnn_differentiable_lstm_cell_backward",
-            "hidden_gates",
-            4,
-            True,
-        )
+        if type(hidden_gates) is float:
+            hidden_gates = WRAPPED_FLOATS.get(hidden_gates, hidden_gates)
+        if type(hidden_gates) is not Tensor:
+            hidden_gates = tensor_argument(
+                hidden_gates,
+                "_thnn_differentiable_lstm_cell_backward",
+                "hidden_gates",
+                4,
+                True,
+            )
     input_bias = (
         None
         if input_bias is None
@@ -11549,13 +12507,19 @@ def _thnn_differentiable_lstm_cell_backward(
         )
     )
     if type(cx) is not Tensor:
-        cx = tensor_argument(
-            cx, "_thnn_differentiable_lstm_cell_backward", "cx", 7, True
-        )
+        if type(cx) is float:
+            cx = WRAPPED_FLOATS.get(cx, cx)
+        if type(cx) is not Tensor:
+            cx = tensor_argument(
+                cx, "_thnn_differentiable_lstm_cell_backward", "cx", 7, True
+            )
     if type(cy) is not Tensor:
-        cy = tensor_argument(
-            cy, "_thnn_differentiable_lstm_cell_backward", "cy", 8, True
-        )
+        if type(cy) is float:
+            cy = WRAPPED_FLOATS.get(cy, cy)
+        if type(cy) is not Tensor:
+            cy = tensor_argument(
+                cy, "_thnn_differentiable_lstm_cell_backward", "cy", 8, True
+            )
     return composites.thnn_differentiable_lstm_cell_backward(
         grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy
     )
@@ -11570,15 +12534,24 @@ def _thnn_fused_gru_cell(
 ) -> Tensor:
     """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
     if type(input_gates) is not Tensor:
-        input_gates = tensor_argument(
-            input_gates, "_thnn_fused_gru_cell", "input_gates", 1, True
-        )
+        if type(input_gates) is float:
+            input_gates = WRAPPED_FLOATS.get(input_gates, input_gates)
+        if type(input_gates) is not Tensor:
+            input_gates = tensor_argument(
+                input_gates, "_thnn_fused_gru_cell", "input_gates", 1, True
+            )
     if type(hidden_gates) is not Tensor:
-        hidden_gates = tensor_argument(
-            hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2, True
-        )
+        if type(hidden_gates) is float:
+            hidden_gates = WRAPPED_FLOATS.get(hidden_gates, hidden_gates)
+        if type(hidden_gates) is not Tensor:
+            hidden_gates = tensor_argument(
+                hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2, True
+            )
     if type(hx) is not Tensor:
-        hx = tensor_argument(hx, "_thnn_fused_gru_cell", "hx", 3, True)
+        if type(hx) is float:
+            hx = WRAPPED_FLOATS.get(hx, hx)
+        if type(hx) is not Tensor:
+            hx = tensor_argument(hx, "_thnn_fused_gru_cell", "hx", 3, True)
     input_bias = (
         None
         if input_bias is None
@@ -11601,13 +12574,19 @@ def _thnn_fused_gru_cell_backward(
 ) -> Tensor:
     """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
     if type(grad_hy) is not Tensor:
-        grad_hy = tensor_argument(
-            grad_hy, "_thnn_fused_gru_cell_backward", "grad_hy", 1, True
-        )
+        if type(grad_hy) is float:
+            grad_hy = WRAPPED_FLOATS.get(grad_hy, grad_hy)
+        if type(grad_hy) is not Tensor:
+            grad_hy = tensor_argument(
+                grad_hy, "_thnn_fused_gru_cell_backward", "grad_hy", 1, True
+            )
     if type(workspace) is not Tensor:
-        workspace = tensor_argument(
-            workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
-        )
+        if type(workspace) is float:
+            workspace = WRAPPED_FLOATS.get(workspace, workspace)
+        if type(workspace) is not Tensor:
+            workspace = tensor_argument(
+                workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
+            )
     if type(has_bias) is not bool:
         bool_argument(has_bias, "_thnn_fused_gru_cell_backward", "has_bias", 3)
     try:
@@ -11631,29 +12610,41 @@ def _thnn_differentiable_gru_cell_backward(
 ) -> Tensor:
     """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
     if type(grad_hy) is not Tensor:
-        grad_hy = tensor_argument(
-            grad_hy, "_thnn_differentiable_gru_cell_backward", "grad_hy", 1, True
-        )
+        if type(grad_hy) is float:
+            grad_hy = WRAPPED_FLOATS.get(grad_hy, grad_hy)
+        if type(grad_hy) is not Tensor:
+            grad_hy = tensor_argument(
+                grad_hy, "_thnn_differentiable_gru_cell_backward", "grad_hy", 1, True
+            )
     if type(input_gates) is not Tensor:
-        input_gates = tensor_argument(
-            input_gates,
-            "_thnn_differentiable_gru_cell_backward",
-            "input_gates",
-            2,
-            True,
-        )
+        if type(input_gates) is float:
+            input_gates = WRAPPED_FLOATS.get(input_gates, input_gates)
+        if type(input_gates) is not Tensor:
+            input_gates = tensor_argument(
+                input_gates,
+                "_thnn_differentiable_gru_cell_backward",
+                "input_gates",
+                2,
+                True,
+            )
     if type(hidden_gates) is not Tensor:
-        hidden_gates = tensor_argument(
-            hidden_gates,
-            "_thnn_differentiable_gru_cell_backward",
-            "hidden_gates",
-            3,
-            True,
-        )
+        if type(hidden_gates) is float:
+            hidden_gates = WRAPPED_FLOATS.get(hidden_gates, hidden_gates)
+        if type(hidden_gates) is not Tensor:
+            hidden_gates = tensor_argument(
+                hidden_gates,
+                "_thnn_differentiable_gru_cell_backward",
+                "hidden_gates",
+                3,
+                True,
+            )
     if type(hx) is not Tensor:
-        hx = tensor_argument(
-            hx, "_thnn_differentiable_gru_cell_backward", "hx", 4, True
-        )
+        if type(hx) is float:
+            hx = WRAPPED_FLOATS.get(hx, hx)
+        if type(hx) is not Tensor:
+            hx = tensor_argument(
+                hx, "_thnn_differentiable_gru_cell_backward", "hx", 4, True
+            )
     input_bias = (
         None
         if input_bias is None
@@ -11690,9 +12681,15 @@ def lstm_cell(
         input = tensor_argument(input, "lstm_cell", "input", 1, False)
     hx = tensor_list_argument(hx, "lstm_cell", "hx", 2)
     if type(w_ih) is not Tensor:
-        w_ih = tensor_argument(w_ih, "lstm_cell", "w_ih", 3, True)
+        if type(w_ih) is float:
+            w_ih = WRAPPED_FLOATS.get(w_ih, w_ih)
+        if type(w_ih) is not Tensor:
+            w_ih = tensor_argument(w_ih, "lstm_cell", "w_ih", 3, True)
     if type(w_hh) is not Tensor:
-        w_hh = tensor_argument(w_hh, "lstm_cell", "w_hh", 4, True)
+        if type(w_hh) is float:
+            w_hh = WRAPPED_FLOATS.get(w_hh, w_hh)
+        if type(w_hh) is not Tensor:
+            w_hh = tensor_argument(w_hh, "lstm_cell", "w_hh", 4, True)
     b_ih = None if b_ih is None else tensor_argument(b_ih, "lstm_cell", "b_ih", 5, True)
     b_hh = None if b_hh is None else tensor_argument(b_hh, "lstm_cell", "b_hh", 6, True)
     return composites.lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
@@ -11710,11 +12707,20 @@ def gru_cell(
     if type(input) is not Tensor:
         input = tensor_argument(input, "gru_cell", "input", 1, False)
     if type(hx) is not Tensor:
-        hx = tensor_argument(hx, "gru_cell", "hx", 2, True)
+        if type(hx) is float:
+            hx = WRAPPED_FLOATS.get(hx, hx)
+        if type(hx) is not Tensor:
+            hx = tensor_argument(hx, "gru_cell", "hx", 2, True)
     if type(w_ih) is not Tensor:
-        w_ih = tensor_argument(w_ih, "gru_cell", "w_ih", 3, True)
+        if type(w_ih) is float:
+            w_ih = WRAPPED_FLOATS.get(w_ih, w_ih)
+        if type(w_ih) is not Tensor:
+            w_ih = tensor_argument(w_ih, "gru_cell", "w_ih", 3, True)
     if type(w_hh) is not Tensor:
-        w_hh = tensor_argument(w_hh, "gru_cell", "w_hh", 4, True)
+        if type(w_hh) is float:
+            w_hh = WRAPPED_FLOATS.get(w_hh, w_hh)
+        if type(w_hh) is not Tensor:
+            w_hh = tensor_argument(w_hh, "gru_cell", "w_hh", 4, True)
     b_ih = None if b_ih is None else tensor_argument(b_ih, "gru_cell", "b_ih", 5, True)
     b_hh = None if b_hh is None else tensor_argument(b_hh, "gru_cell", "b_hh", 6, True)
     return composites.gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
@@ -11732,11 +12738,20 @@ def rnn_tanh_cell(
     if type(input) is not Tensor:
         input = tensor_argument(input, "rnn_tanh_cell", "input", 1, False)
     if type(hx) is not Tensor:
-        hx = tensor_argument(hx, "rnn_tanh_cell", "hx", 2, True)
+        if type(hx) is float:
+            hx = WRAPPED_FLOATS.get(hx, hx)
+        if type(hx) is not Tensor:
+            hx = tensor_argument(hx, "rnn_tanh_cell", "hx", 2, True)
     if type(w_ih) is not Tensor:
-        w_ih = tensor_argument(w_ih, "rnn_tanh_cell", "w_ih", 3, True)
+        if type(w_ih) is float:
+            w_ih = WRAPPED_FLOATS.get(w_ih, w_ih)
+        if type(w_ih) is not Tensor:
+            w_ih = tensor_argument(w_ih, "rnn_tanh_cell", "w_ih", 3, True)
     if type(w_hh) is not Tensor:
-        w_hh = tensor_argument(w_hh, "rnn_tanh_cell", "w_hh", 4, True)
+        if type(w_hh) is float:
+            w_hh = WRAPPED_FLOATS.get(w_hh, w_hh)
+        if type(w_hh) is not Tensor:
+            w_hh = tensor_argument(w_hh, "rnn_tanh_cell", "w_hh", 4, True)
     b_ih = (
         None
         if b_ih is None
@@ -11762,11 +12777,20 @@ def rnn_relu_cell(
     if type(input) is not Tensor:
         input = tensor_argument(input, "rnn_relu_cell", "input", 1, False)
     if type(hx) is not Tensor:
-        hx = tensor_argument(hx, "rnn_relu_cell", "hx", 2, True)
+        if type(hx) is float:
+            hx = WRAPPED_FLOATS.get(hx, hx)
+        if type(hx) is not Tensor:
+            hx = tensor_argument(hx, "rnn_relu_cell", "hx", 2, True)
     if type(w_ih) is not Tensor:
-        w_ih = tensor_argument(w_ih, "rnn_relu_cell", "w_ih", 3, True)
+        if type(w_ih) is float:
+            w_ih = WRAPPED_FLOATS.get(w_ih, w_ih)
+        if type(w_ih) is not Tensor:
+            w_ih = tensor_argument(w_ih, "rnn_relu_cell", "w_ih", 3, True)
     if type(w_hh) is not Tensor:
-        w_hh = tensor_argument(w_hh, "rnn_relu_cell", "w_hh", 4, True)
+        if type(w_hh) is float:
+            w_hh = WRAPPED_FLOATS.get(w_hh, w_hh)
+        if type(w_hh) is not Tensor:
+            w_hh = tensor_argument(w_hh, "rnn_relu_cell", "w_hh", 4, True)
     b_ih = (
         None
         if b_ih is None
@@ -11794,15 +12818,26 @@ def _scaled_dot_product_attention_math(
 ) -> Tensor:
     """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
     if type(query) is not Tensor:
-        query = tensor_argument(
-            query, "_scaled_dot_product_attention_math", "query", 1, True
-        )
+        if type(query) is float:
+            query = WRAPPED_FLOATS.get(query, query)
+        if type(query) is not Tensor:
+            query = tensor_argument(
+                query, "_scaled_dot_product_attention_math", "query", 1, True
+            )
     if type(key) is not Tensor:
-        key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
+        if type(key) is float:
+            key = WRAPPED_FLOATS.get(key, key)
+        if type(key) is not Tensor:
+            key = tensor_argument(
+                key, "_scaled_dot_product_attention_math", "key", 2, True
+            )
     if type(value) is not Tensor:
-        value = tensor_argument(
-            value, "_scaled_dot_product_attention_math", "value", 3, True
-        )
+        if type(value) is float:
+            value = WRAPPED_FLOATS.get(value, value)
+        if type(value) is not Tensor:
+            value = tensor_argument(
+                value, "_scaled_dot_product_attention_math", "value", 3, True
+            )
     attn_mask = (
         None
         if attn_mask is None
@@ -11967,7 +13002,10 @@ def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "igamma", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igamma", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igamma", "other", 2, True)
     return operators.igamma.fast(input, other)
 
 
@@ -11976,7 +13014,10 @@ def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "igammac", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igammac", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igammac", "other", 2, True)
     return operators.igammac.fast(input, other)
 
 
@@ -11985,9 +13026,12 @@ def logit_backward(
 ) -> Tensor:
     """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
     if type(grad_output) is not Tensor:
-        grad_output = tensor_argument(
-            grad_output, "logit_backward", "grad_output", 1, True
-        )
+        if type(grad_output) is float:
+            grad_output = WRAPPED_FLOATS.get(grad_output, grad_output)
+        if type(grad_output) is not Tensor:
+            grad_output = tensor_argument(
+                grad_output, "logit_backward", "grad_output", 1, True
+            )
     if type(input) is not Tensor:
         input = tensor_argument(input, "logit_backward", "input", 2, False)
     try:

@@ -22,7 +22,7 @@ from gradgen.arguments import (
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import OutOverloads, Overloads, Param, Signature, tuple_result
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor
 
 from . import operators
 
@@ -296,7 +296,10 @@ def gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_gammainc", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "special_gammainc", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "special_gammainc", "other", 2, True)
     return composites.special_gammainc(input, other)
 
 
@@ -305,7 +308,10 @@ def gammaincc(input: Tensor, other: Tensor | Number) -> Tensor:
     if type(input) is not Tensor:
         input = tensor_argument(input, "special_gammaincc", "input", 1, False)
     if type(other) is not Tensor:
-        other = tensor_argument(other, "special_gammaincc", "other", 2, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "special_gammaincc", "other", 2, True)
     return composites.special_gammaincc(input, other)
 
 
@@ -353,7 +359,10 @@ def bessel_j1(input: Tensor) -> Tensor:
 def airy_ai(x: Tensor | Number) -> Tensor:
     """``special_airy_ai(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "special_airy_ai", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "special_airy_ai", "x", 1, True)
     return operators.special_airy_ai.fast(x)
 
 
@@ -402,21 +411,30 @@ def modified_bessel_k1(input: Tensor) -> Tensor:
 def scaled_modified_bessel_k0(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
     return operators.special_scaled_modified_bessel_k0.fast(x)
 
 
 def scaled_modified_bessel_k1(x: Tensor | Number) -> Tensor:
     """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
     return operators.special_scaled_modified_bessel_k1.fast(x)
 
 
 def spherical_bessel_j0(x: Tensor | Number) -> Tensor:
     """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""
     if type(x) is not Tensor:
-        x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
+        if type(x) is float:
+            x = WRAPPED_FLOATS.get(x, x)
+        if type(x) is not Tensor:
+            x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
     return operators.special_spherical_bessel_j0.fast(x)
 
 

@@ -21,7 +21,7 @@ from gradgen.arguments import (
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import Overloads, Param, Signature, tuple_result
-from gradgen.tensor import Number, Tensor
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor
 
 from . import operators
 
@@ -241,21 +241,30 @@ def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
 def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "expand_as", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "expand_as", "other", 1, True)
     return composites.expand_as(self, other)
 
 
 def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "view_as", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "view_as", "other", 1, True)
     return composites.view_as(self, other)
 
 
 def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
     """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "reshape_as", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "reshape_as", "other", 1, True)
     return composites.reshape_as(self, other)
 
 
@@ -406,7 +415,10 @@ def as_strided_scatter(
 ) -> Tensor:
     """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "as_strided_scatter", "src", 1, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "as_strided_scatter", "src", 1, True)
     size = int_list_argument(size, "as_strided_scatter", "size")
     stride = int_list_argument(stride, "as_strided_scatter", "stride")
     if type(storage_offset) is not int and storage_offset is not None:
@@ -510,7 +522,10 @@ def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "add", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "add", "other", 1, True)
     if alpha is None:
         check_arguments("add", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -523,7 +538,10 @@ def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
 def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "sub", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "sub", "other", 1, True)
     if alpha is None:
         check_arguments("sub", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -536,7 +554,10 @@ def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
 def mul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "mul", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "mul", "other", 1, True)
     return operators.mul_Tensor.fast(self, other)
 
 
@@ -592,7 +613,10 @@ def _to_copy(
 def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "add_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "add_", "other", 1, True)
     if alpha is None:
         check_arguments("add_", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -605,7 +629,10 @@ def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
 def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "sub_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "sub_", "other", 1, True)
     if alpha is None:
         check_arguments("sub_", (("alpha", "Scalar", 0),), (None,))
     try:
@@ -618,7 +645,10 @@ def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
 def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "mul_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "mul_", "other", 1, True)
     return operators.mul__Tensor.fast(self, other)
 
 
@@ -805,70 +835,100 @@ def tanh_(self: Tensor) -> Tensor:
 def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "true_divide", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "true_divide", "other", 1, True)
     return composites.true_divide(self, other)
 
 
 def maximum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "maximum", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "maximum", "other", 1, True)
     return operators.maximum.fast(self, other)
 
 
 def minimum(self: Tensor, other: Tensor | Number) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "minimum", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "minimum", "other", 1, True)
     return operators.minimum.fast(self, other)
 
 
 def fmax(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmax", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "fmax", "other", 1, True)
     return operators.fmax.fast(self, other)
 
 
 def fmin(self: Tensor, other: Tensor | Number) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "fmin", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "fmin", "other", 1, True)
     return operators.fmin.fast(self, other)
 
 
 def atan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "atan2", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "atan2", "other", 1, True)
     return operators.atan2.fast(self, other)
 
 
 def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "hypot", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "hypot", "other", 1, True)
     return operators.hypot.fast(self, other)
 
 
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_and", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_and", "other", 1, True)
     return operators.logical_and.fast(self, other)
 
 
 def logical_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_or", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_or", "other", 1, True)
     return operators.logical_or.fast(self, other)
 
 
 def logical_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logical_xor", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logical_xor", "other", 1, True)
     return operators.logical_xor.fast(self, other)
 
 
@@ -880,21 +940,30 @@ def logical_not(self: Tensor) -> Tensor:
 def bitwise_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_and", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_and", "other", 1, True)
     return operators.bitwise_and_Tensor.fast(self, other)
 
 
 def bitwise_or(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_or", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_or", "other", 1, True)
     return operators.bitwise_or_Tensor.fast(self, other)
 
 
 def bitwise_xor(self: Tensor, other: Tensor | Number) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "bitwise_xor", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "bitwise_xor", "other", 1, True)
     return operators.bitwise_xor_Tensor.fast(self, other)
 
 
@@ -921,7 +990,10 @@ def isfinite(self: Tensor) -> Tensor:
 def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
     """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "copy_", "src", 1, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "copy_", "src", 1, True)
     if type(non_blocking) is not bool:
         bool_argument(non_blocking, "copy_", "non_blocking", 2)
     try:
@@ -945,9 +1017,15 @@ def addcmul(
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 1, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 2, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 2, True)
     if value is None:
         check_arguments("addcmul", (("value", "Scalar", 0),), (None,))
     try:
@@ -966,9 +1044,15 @@ def addcmul_(
 ) -> Tensor:
     """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 1, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 2, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 2, True)
     if value is None:
         check_arguments("addcmul_", (("value", "Scalar", 0),), (None,))
     try:
@@ -987,9 +1071,15 @@ def addcdiv(
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 1, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 2, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 2, True)
     if value is None:
         check_arguments("addcdiv", (("value", "Scalar", 0),), (None,))
     try:
@@ -1008,9 +1098,15 @@ def addcdiv_(
 ) -> Tensor:
     """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
     if type(tensor1) is not Tensor:
-        tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 1, True)
+        if type(tensor1) is float:
+            tensor1 = WRAPPED_FLOATS.get(tensor1, tensor1)
+        if type(tensor1) is not Tensor:
+            tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 1, True)
     if type(tensor2) is not Tensor:
-        tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 2, True)
+        if type(tensor2) is float:
+            tensor2 = WRAPPED_FLOATS.get(tensor2, tensor2)
+        if type(tensor2) is not Tensor:
+            tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 2, True)
     if value is None:
         check_arguments("addcdiv_", (("value", "Scalar", 0),), (None,))
     try:
@@ -1089,7 +1185,10 @@ def fix(self: Tensor) -> Tensor:
 def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "arctan2", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "arctan2", "other", 1, True)
     return composites.arctan2(self, other)
 
 
@@ -1196,49 +1295,70 @@ def frexp(self: Tensor) -> Tensor:
 def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "ldexp", "other", 1, True)
     return operators.ldexp_Tensor.fast(self, other)
 
 
 def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "ldexp_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "ldexp_", "other", 1, True)
     return operators.ldexp_.fast(self, other)
 
 
 def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside(Tensor self, Tensor values) -> Tensor``"""
     if type(values) is not Tensor:
-        values = tensor_argument(values, "heaviside", "values", 1, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "heaviside", "values", 1, True)
     return operators.heaviside.fast(self, values)
 
 
 def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
     """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
     if type(values) is not Tensor:
-        values = tensor_argument(values, "heaviside_", "values", 1, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "heaviside_", "values", 1, True)
     return operators.heaviside_.fast(self, values)
 
 
 def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "nextafter", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "nextafter", "other", 1, True)
     return operators.nextafter.fast(self, other)
 
 
 def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "nextafter_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "nextafter_", "other", 1, True)
     return operators.nextafter_.fast(self, other)
 
 
 def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp2", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logaddexp2", "other", 1, True)
     return operators.logaddexp2.fast(self, other)
 
 
@@ -1360,14 +1480,20 @@ def sign_(self: Tensor) -> Tensor:
 def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "atan2_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "atan2_", "other", 1, True)
     return operators.atan2_.fast(self, other)
 
 
 def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "hypot_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "hypot_", "other", 1, True)
     return operators.hypot_.fast(self, other)
 
 
@@ -1394,7 +1520,10 @@ def arctan_(self: Tensor) -> Tensor:
 def arctan2_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "arctan2_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "arctan2_", "other", 1, True)
     return composites.arctan2_(self, other)
 
 
@@ -1406,7 +1535,10 @@ def negative_(self: Tensor) -> Tensor:
 def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "logaddexp", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "logaddexp", "other", 1, True)
     return operators.logaddexp.fast(self, other)
 
 
@@ -1522,7 +1654,10 @@ def allclose(
 ) -> Tensor:
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "allclose", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "allclose", "other", 1, True)
     if rtol is None:
         check_arguments("allclose", (("rtol", "float", 2),), (None,))
     if atol is None:
@@ -1543,7 +1678,10 @@ def allclose(
 def equal(self: Tensor, other: Tensor | Number) -> Tensor:
     """``equal(Tensor self, Tensor other) -> bool``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "equal", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "equal", "other", 1, True)
     return operators.equal.fast(self, other)
 
 
@@ -1806,7 +1944,10 @@ def bincount(
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_select", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_select", "index", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_select", "dim", 1)
     try:
@@ -1826,9 +1967,15 @@ def index_add(
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_add", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_add", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_add", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_add", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add", "dim", 1)
     if alpha is None:
@@ -1847,7 +1994,10 @@ def gather(
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "gather", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "gather", "index", 2, True)
     if type(dim) is not int:
         dim = int_argument(dim, "gather", "dim", 1)
     if type(sparse_grad) is not bool:
@@ -1868,9 +2018,15 @@ def scatter_add(
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_add", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_add", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_add", "src", 3, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_add", "src", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_add", "dim", 1)
     try:
@@ -1895,7 +2051,10 @@ def index_put(
     """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
     indices = tensor_list_argument(indices, "index_put", "indices", 1, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put", "values", 2, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "index_put", "values", 2, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "index_put", "accumulate", 3)
     try:
@@ -1914,7 +2073,10 @@ def index_put_(
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
     indices = tensor_list_argument(indices, "index_put_", "indices", 1, True)
     if type(values) is not Tensor:
-        values = tensor_argument(values, "index_put_", "values", 2, True)
+        if type(values) is float:
+            values = WRAPPED_FLOATS.get(values, values)
+        if type(values) is not Tensor:
+            values = tensor_argument(values, "index_put_", "values", 2, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "index_put_", "accumulate", 3)
     try:
@@ -1935,9 +2097,15 @@ def scatter_reduce(
 ) -> Tensor:
     """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_reduce", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_reduce", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_reduce", "src", 3, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_reduce", "src", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_reduce", "dim", 1)
     if type(include_self) is not bool:
@@ -1960,9 +2128,15 @@ def index_copy(
 ) -> Tensor:
     """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_copy", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_copy", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_copy", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_copy", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_copy", "dim", 1)
     try:
@@ -1977,23 +2151,35 @@ def masked_scatter(
 ) -> Tensor:
     """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter", "mask", 1, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_scatter", "mask", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "masked_scatter", "source", 2, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "masked_scatter", "source", 2, True)
     return operators.masked_scatter.fast(self, mask, source)
 
 
 def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
     """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_select", "mask", 1, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_select", "mask", 1, True)
     return operators.masked_select.fast(self, mask)
 
 
 def take(self: Tensor, index: Tensor | Number) -> Tensor:
     """``take(Tensor self, Tensor index) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "take", "index", 1, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "take", "index", 1, True)
     return operators.take.fast(self, index)
 
 
@@ -2002,7 +2188,10 @@ def take_along_dim(
 ) -> Tensor:
     """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
     if type(indices) is not Tensor:
-        indices = tensor_argument(indices, "take_along_dim", "indices", 1, True)
+        if type(indices) is float:
+            indices = WRAPPED_FLOATS.get(indices, indices)
+        if type(indices) is not Tensor:
+            indices = tensor_argument(indices, "take_along_dim", "indices", 1, True)
     if type(dim) is not int and dim is not None:
         dim = int_argument(dim, "take_along_dim", "dim", 2)
     try:
@@ -2020,9 +2209,15 @@ def put(
 ) -> Tensor:
     """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "put", "index", 1, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "put", "index", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "put", "source", 2, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "put", "source", 2, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "put", "accumulate", 3)
     try:
@@ -2037,9 +2232,15 @@ def scatter_add_(
 ) -> Tensor:
     """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_add_", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_add_", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_add_", "src", 3, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_add_", "src", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_add_", "dim", 1)
     try:
@@ -2060,9 +2261,15 @@ def scatter_reduce_(
 ) -> Tensor:
     """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "scatter_reduce_", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "scatter_reduce_", "index", 2, True)
     if type(src) is not Tensor:
-        src = tensor_argument(src, "scatter_reduce_", "src", 3, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "scatter_reduce_", "src", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "scatter_reduce_", "dim", 1)
     if type(include_self) is not bool:
@@ -2090,9 +2297,15 @@ def index_add_(
 ) -> Tensor:
     """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_add_", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_add_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_add_", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_add_", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_add_", "dim", 1)
     if alpha is None:
@@ -2111,9 +2324,15 @@ def index_copy_(
 ) -> Tensor:
     """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_copy_", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_copy_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_copy_", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_copy_", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_copy_", "dim", 1)
     try:
@@ -2128,9 +2347,15 @@ def masked_scatter_(
 ) -> Tensor:
     """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
     if type(mask) is not Tensor:
-        mask = tensor_argument(mask, "masked_scatter_", "mask", 1, True)
+        if type(mask) is float:
+            mask = WRAPPED_FLOATS.get(mask, mask)
+        if type(mask) is not Tensor:
+            mask = tensor_argument(mask, "masked_scatter_", "mask", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "masked_scatter_", "source", 2, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "masked_scatter_", "source", 2, True)
     return operators.masked_scatter_.fast(self, mask, source)
 
 
@@ -2142,9 +2367,15 @@ def put_(
 ) -> Tensor:
     """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "put_", "index", 1, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "put_", "index", 1, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "put_", "source", 2, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "put_", "source", 2, True)
     if type(accumulate) is not bool:
         bool_argument(accumulate, "put_", "accumulate", 3)
     try:
@@ -2165,9 +2396,15 @@ def index_reduce(
 ) -> Tensor:
     """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_reduce", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_reduce", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_reduce", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_reduce", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_reduce", "dim", 1)
     if type(include_self) is not bool:
@@ -2196,9 +2433,15 @@ def index_reduce_(
 ) -> Tensor:
     """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
     if type(index) is not Tensor:
-        index = tensor_argument(index, "index_reduce_", "index", 2, True)
+        if type(index) is float:
+            index = WRAPPED_FLOATS.get(index, index)
+        if type(index) is not Tensor:
+            index = tensor_argument(index, "index_reduce_", "index", 2, True)
     if type(source) is not Tensor:
-        source = tensor_argument(source, "index_reduce_", "source", 3, True)
+        if type(source) is float:
+            source = WRAPPED_FLOATS.get(source, source)
+        if type(source) is not Tensor:
+            source = tensor_argument(source, "index_reduce_", "source", 3, True)
     if type(dim) is not int:
         dim = int_argument(dim, "index_reduce_", "dim", 1)
     if type(include_self) is not bool:
@@ -2226,7 +2469,10 @@ def slice_scatter(
 ) -> Tensor:
     """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "slice_scatter", "src", 1, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "slice_scatter", "src", 1, True)
     if type(dim) is not int:
         dim = int_argument(dim, "slice_scatter", "dim", 2)
     if type(start) is not int and start is not None:
@@ -2254,7 +2500,10 @@ def slice_scatter(
 def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
     """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "select_scatter", "src", 1, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "select_scatter", "src", 1, True)
     if type(dim) is not int:
         dim = int_argument(dim, "select_scatter", "dim", 2)
     if type(index) is not int:
@@ -2273,7 +2522,10 @@ def diagonal_scatter(
 ) -> Tensor:
     """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
     if type(src) is not Tensor:
-        src = tensor_argument(src, "diagonal_scatter", "src", 1, True)
+        if type(src) is float:
+            src = WRAPPED_FLOATS.get(src, src)
+        if type(src) is not Tensor:
+            src = tensor_argument(src, "diagonal_scatter", "src", 1, True)
     if type(offset) is not int:
         offset = int_argument(offset, "diagonal_scatter", "offset", 2)
     if type(dim1) is not int:
@@ -2294,56 +2546,80 @@ def diagonal_scatter(
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "mm", "mat2", 1, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "mm", "mat2", 1, True)
     return operators.mm.fast(self, mat2)
 
 
 def bmm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "bmm", "mat2", 1, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "bmm", "mat2", 1, True)
     return operators.bmm.fast(self, mat2)
 
 
 def dot(self: Tensor, tensor: Tensor | Number) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
     if type(tensor) is not Tensor:
-        tensor = tensor_argument(tensor, "dot", "tensor", 1, True)
+        if type(tensor) is float:
+            tensor = WRAPPED_FLOATS.get(tensor, tensor)
+        if type(tensor) is not Tensor:
+            tensor = tensor_argument(tensor, "dot", "tensor", 1, True)
     return operators.dot.fast(self, tensor)
 
 
 def vdot(self: Tensor, other: Tensor | Number) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "vdot", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "vdot", "other", 1, True)
     return operators.vdot.fast(self, other)
 
 
 def mv(self: Tensor, vec: Tensor | Number) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "mv", "vec", 1, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "mv", "vec", 1, True)
     return operators.mv.fast(self, vec)
 
 
 def outer(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "outer", "vec2", 1, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "outer", "vec2", 1, True)
     return composites.outer(self, vec2)
 
 
 def ger(self: Tensor, vec2: Tensor | Number) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "ger", "vec2", 1, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "ger", "vec2", 1, True)
     return composites.ger(self, vec2)
 
 
 def matmul(self: Tensor, other: Tensor | Number) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "matmul", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "matmul", "other", 1, True)
     return composites.matmul(self, other)
 
 
@@ -2357,9 +2633,15 @@ def addmm(
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(mat1) is not Tensor:
-        mat1 = tensor_argument(mat1, "addmm", "mat1", 1, True)
+        if type(mat1) is float:
+            mat1 = WRAPPED_FLOATS.get(mat1, mat1)
+        if type(mat1) is not Tensor:
+            mat1 = tensor_argument(mat1, "addmm", "mat1", 1, True)
     if type(mat2) is not Tensor:
-        mat2 = tensor_argument(mat2, "addmm", "mat2", 2, True)
+        if type(mat2) is float:
+            mat2 = WRAPPED_FLOATS.get(mat2, mat2)
+        if type(mat2) is not Tensor:
+            mat2 = tensor_argument(mat2, "addmm", "mat2", 2, True)
     if beta is None:
         check_arguments("addmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2376,14 +2658,20 @@ def addmm(
 def kron(self: Tensor, other: Tensor | Number) -> Tensor:
     """``kron(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "kron", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "kron", "other", 1, True)
     return composites.kron(self, other)
 
 
 def inner(self: Tensor, other: Tensor | Number) -> Tensor:
     """``inner(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "inner", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "inner", "other", 1, True)
     return composites.inner(self, other)
 
 
@@ -2439,7 +2727,10 @@ def trace(self: Tensor) -> Tensor:
 def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "dist", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "dist", "other", 1, True)
     if p is None:
         check_arguments("dist", (("p", "Scalar", 2),), (None,))
     try:
@@ -2514,7 +2805,10 @@ def matrix_exp(self: Tensor) -> Tensor:
 def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "cross", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "cross", "other", 1, True)
     if type(dim) is not int and dim is not None:
         dim = int_argument(dim, "cross", "dim", 2)
     try:
@@ -2545,9 +2839,15 @@ def addmv(
 ) -> Tensor:
     """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv", "mat", 1, True)
+        if type(mat) is float:
+            mat = WRAPPED_FLOATS.get(mat, mat)
+        if type(mat) is not Tensor:
+            mat = tensor_argument(mat, "addmv", "mat", 1, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv", "vec", 2, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "addmv", "vec", 2, True)
     if beta is None:
         check_arguments("addmv", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2571,9 +2871,15 @@ def addmv_(
 ) -> Tensor:
     """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(mat) is not Tensor:
-        mat = tensor_argument(mat, "addmv_", "mat", 1, True)
+        if type(mat) is float:
+            mat = WRAPPED_FLOATS.get(mat, mat)
+        if type(mat) is not Tensor:
+            mat = tensor_argument(mat, "addmv_", "mat", 1, True)
     if type(vec) is not Tensor:
-        vec = tensor_argument(vec, "addmv_", "vec", 2, True)
+        if type(vec) is float:
+            vec = WRAPPED_FLOATS.get(vec, vec)
+        if type(vec) is not Tensor:
+            vec = tensor_argument(vec, "addmv_", "vec", 2, True)
     if beta is None:
         check_arguments("addmv_", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2597,9 +2903,15 @@ def addr(
 ) -> Tensor:
     """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(vec1) is not Tensor:
-        vec1 = tensor_argument(vec1, "addr", "vec1", 1, True)
+        if type(vec1) is float:
+            vec1 = WRAPPED_FLOATS.get(vec1, vec1)
+        if type(vec1) is not Tensor:
+            vec1 = tensor_argument(vec1, "addr", "vec1", 1, True)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "addr", "vec2", 2, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "addr", "vec2", 2, True)
     if beta is None:
         check_arguments("addr", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2623,9 +2935,15 @@ def addr_(
 ) -> Tensor:
     """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(vec1) is not Tensor:
-        vec1 = tensor_argument(vec1, "addr_", "vec1", 1, True)
+        if type(vec1) is float:
+            vec1 = WRAPPED_FLOATS.get(vec1, vec1)
+        if type(vec1) is not Tensor:
+            vec1 = tensor_argument(vec1, "addr_", "vec1", 1, True)
     if type(vec2) is not Tensor:
-        vec2 = tensor_argument(vec2, "addr_", "vec2", 2, True)
+        if type(vec2) is float:
+            vec2 = WRAPPED_FLOATS.get(vec2, vec2)
+        if type(vec2) is not Tensor:
+            vec2 = tensor_argument(vec2, "addr_", "vec2", 2, True)
     if beta is None:
         check_arguments("addr_", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2649,9 +2967,15 @@ def addbmm(
 ) -> Tensor:
     """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "addbmm", "batch1", 1, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "addbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "addbmm", "batch2", 2, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "addbmm", "batch2", 2, True)
     if beta is None:
         check_arguments("addbmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2675,9 +2999,15 @@ def addbmm_(
 ) -> Tensor:
     """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "addbmm_", "batch1", 1, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "addbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "addbmm_", "batch2", 2, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "addbmm_", "batch2", 2, True)
     if beta is None:
         check_arguments("addbmm_", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2701,9 +3031,15 @@ def baddbmm(
 ) -> Tensor:
     """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "baddbmm", "batch1", 1, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "baddbmm", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "baddbmm", "batch2", 2, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "baddbmm", "batch2", 2, True)
     if beta is None:
         check_arguments("baddbmm", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2727,9 +3063,15 @@ def baddbmm_(
 ) -> Tensor:
     """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
     if type(batch1) is not Tensor:
-        batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 1, True)
+        if type(batch1) is float:
+            batch1 = WRAPPED_FLOATS.get(batch1, batch1)
+        if type(batch1) is not Tensor:
+            batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 1, True)
     if type(batch2) is not Tensor:
-        batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 2, True)
+        if type(batch2) is float:
+            batch2 = WRAPPED_FLOATS.get(batch2, batch2)
+        if type(batch2) is not Tensor:
+            batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 2, True)
     if beta is None:
         check_arguments("baddbmm_", (("beta", "Scalar", 0),), (None,))
     if alpha is None:
@@ -2797,7 +3139,10 @@ def cholesky_solve(
 ) -> Tensor:
     """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "cholesky_solve", "input2", 1, True)
+        if type(input2) is float:
+            input2 = WRAPPED_FLOATS.get(input2, input2)
+        if type(input2) is not Tensor:
+            input2 = tensor_argument(input2, "cholesky_solve", "input2", 1, True)
     if type(upper) is not bool:
         bool_argument(upper, "cholesky_solve", "upper", 2)
     try:
@@ -2816,7 +3161,10 @@ def triangular_solve(
 ) -> Tensor:
     """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
     if type(A) is not Tensor:
-        A = tensor_argument(A, "triangular_solve", "A", 1, True)
+        if type(A) is float:
+            A = WRAPPED_FLOATS.get(A, A)
+        if type(A) is not Tensor:
+            A = tensor_argument(A, "triangular_solve", "A", 1, True)
     if type(upper) is not bool:
         bool_argument(upper, "triangular_solve", "upper", 2)
     if type(transpose) is not bool:
@@ -2852,9 +3200,15 @@ def ormqr(
 ) -> Tensor:
     """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
     if type(input2) is not Tensor:
-        input2 = tensor_argument(input2, "ormqr", "input2", 1, True)
+        if type(input2) is float:
+            input2 = WRAPPED_FLOATS.get(input2, input2)
+        if type(input2) is not Tensor:
+            input2 = tensor_argument(input2, "ormqr", "input2", 1, True)
     if type(input3) is not Tensor:
-        input3 = tensor_argument(input3, "ormqr", "input3", 2, True)
+        if type(input3) is float:
+            input3 = WRAPPED_FLOATS.get(input3, input3)
+        if type(input3) is not Tensor:
+            input3 = tensor_argument(input3, "ormqr", "input3", 2, True)
     if type(left) is not bool:
         bool_argument(left, "ormqr", "left", 3)
     if type(transpose) is not bool:
@@ -2916,7 +3270,10 @@ def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
 def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
     """``prelu(Tensor self, Tensor weight) -> Tensor``"""
     if type(weight) is not Tensor:
-        weight = tensor_argument(weight, "prelu", "weight", 1, True)
+        if type(weight) is float:
+            weight = WRAPPED_FLOATS.get(weight, weight)
+        if type(weight) is not Tensor:
+            weight = tensor_argument(weight, "prelu", "weight", 1, True)
     return composites.prelu(self, weight)
 
 
@@ -3045,28 +3402,40 @@ def i0_(self: Tensor) -> Tensor:
 def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igamma", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igamma", "other", 1, True)
     return operators.igamma.fast(self, other)
 
 
 def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igamma_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igamma_", "other", 1, True)
     return operators.igamma_.fast(self, other)
 
 
 def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac(Tensor self, Tensor other) -> Tensor``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igammac", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igammac", "other", 1, True)
     return operators.igammac.fast(self, other)
 
 
 def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
     """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
     if type(other) is not Tensor:
-        other = tensor_argument(other, "igammac_", "other", 1, True)
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "igammac_", "other", 1, True)
     return operators.igammac_.fast(self, other)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .dtypes import as_dtype, dtype
 from .grad_mode import _state as _grad_mode_state
-from .tensor import _WRAPPED, Tensor, wrap_number
+from .tensor import WRAPPED_FLOATS, WRAPPED_INTS, Tensor, wrap_number
 from .variable_type_utils import copy_into, increment_version
 
 _NUMBER_TYPES = (bool, int, float, complex, np.number, np.bool_)
@@ -32,10 +32,11 @@ def tensor_argument(
     accepts_numbers: bool = True,
 ) -> Tensor:
     """A Tensor argument; a Python number becomes a wrapped number where allowed."""
-    if value.__class__ is float and accepts_numbers:
-        # wrap_number's cache inline: `x * 2.0`, `z + 0.5` (nan and 0.0 are not in it);
-        # first, as a binding passes a plain Tensor on without calling this.
-        cached = _WRAPPED.get((float, value))
+    kind = value.__class__
+    if (kind is float or kind is int) and accepts_numbers:
+        # wrap_number's cache inline: `x * 2.0`, `z + 0.5`, `3 * x` (nan and 0.0 are
+        # not in it); first, as a binding passes a plain Tensor on without calling this.
+        cached = (WRAPPED_FLOATS if kind is float else WRAPPED_INTS).get(value)
         if cached is not None:
             return cached
     if isinstance(value, Tensor):

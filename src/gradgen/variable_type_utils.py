@@ -20,7 +20,7 @@ from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, EdgeTuple, InputMetadata, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
-from .tensor import Tensor
+from .tensor import Tensor, array_tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import spelling
 
@@ -28,6 +28,16 @@ from .dtypes import spelling
 # (the generated wrappers save `SCALAR_TYPES[x._data.dtype]` for a formula's
 # `x.scalar_type()`, without the property's call).
 SCALAR_TYPES = _FROM_NUMPY
+
+# What the fast paths' inline kernels pass as a ufunc's `out=`: `...` (numpy >= 2.3)
+# returns a 0-d array where numpy would return a scalar, so a 0-d result is wrapped
+# without `np.asarray`; older numpy returns the scalar (None: numpy's default), which
+# the fast paths convert.
+ARRAY_OUT: Any = (
+    ...
+    if tuple(int(part) for part in np.__version__.split(".")[:2]) >= (2, 3)
+    else None
+)
 
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
@@ -278,14 +288,14 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
     if result_dtype is not None:
         wanted = result_dtype.numpy
         if array.dtype is wanted:  # the common case (a 0-d result's numpy scalar)
-            return Tensor(array)
+            return array_tensor(array)
         if array.dtype != wanted:
             if array.dtype.kind not in "biufc":
                 raise _unsupported_result(array)
             array = array.astype(wanted)
     elif array.dtype not in dtypes._FROM_NUMPY:
         array = _normalise_dtype(array)
-    return Tensor(array)
+    return array_tensor(array)
 
 
 def _normalise_dtype(array: np.ndarray) -> np.ndarray:

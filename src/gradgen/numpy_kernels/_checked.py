@@ -111,7 +111,7 @@ def alpha_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
     """sub in the operands' common dtype: `self - alpha * other`, refused for two
     bool tensors as PyTorch does."""
-    if self.dtype == np.bool_:
+    if self.dtype.kind == "b":
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
