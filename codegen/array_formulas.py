@@ -339,6 +339,13 @@ class _Binder(ast.NodeTransformer):
     def __init__(self, names: Mapping[str, str]) -> None:
         self.names = names
 
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        # `arrays.NAME`: the twins' module, not an argument of that name
+        if isinstance(node.value, ast.Name) and node.value.id == NAMESPACE:
+            return node
+        self.generic_visit(node)
+        return node
+
     def visit_Name(self, node: ast.Name) -> ast.expr:
         bound = self.names.get(node.id)
         if bound is None:

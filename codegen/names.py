@@ -48,6 +48,7 @@ _PROBE_NATIVE = """\
 - func: zqa.zqc(Tensor self, Scalar zqo) -> Tensor
   variants: function, method
   numpy: self * zqo
+  type_promotion: self, zqo
 
 - func: zqa_.zqb(Tensor(a!) self, Tensor zqo, *, Scalar zqs=1) -> Tensor(a!)
   variants: method
@@ -143,8 +144,11 @@ _PROBE_DERIVATIVES = """\
   zqv: self_t + zqo_t
   zqw: self_t - zqo_t
 
+- name: zqa.zqc(Tensor self, Scalar zqo) -> Tensor
+  self: grad * zqo
+
 - name: zqj(Tensor[] zqt, int zqi=0) -> Tensor
-  zqt: zqj(zqt, zqi) if retain_variables else grad
+  zqt: cat_tensors_backward(grad, to_args_sizes_symint(zqt), to_args_scalartypes(zqt), zqi) if retain_variables else grad
 
 - name: linalg_zqx(Tensor self, Tensor zqo, int zqi=0, bool zqc=False) -> Tensor
   self: linalg_zqx(grad, zqo, zqi, zqc) + zqo

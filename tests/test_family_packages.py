@@ -26,6 +26,7 @@ OUTSIDE_FAMILIES = {
         "stack_arrays",
         "negative",
         "subtract",
+        "alpha_scaled",
         "power",
         "random_generator",
     },

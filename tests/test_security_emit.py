@@ -200,7 +200,7 @@ CODE_FIELDS = {
     "field.annotation",
     "first",  # kernels.py.j2: set through the identifier filter
     "formula.expression",
-    "formula_blocks(node.array_form.formulas)",
+    "formula_blocks(node.array_form.formulas) | indent(4, first=True)",  # the macro, indented
     "formula_blocks(node.formulas)",
     "formula.indices[0]",
     "index",
@@ -211,9 +211,8 @@ CODE_FIELDS = {
     "line",
     "loop.index0",
     "node.array_form.needs_input_grad",
-    "node.array_form.not_plain",
-    "node.array_form.parameters",
     "node.array_form.unpacked_tuple",
+    "node.array_form.saved_arguments",  # array_of(LOCAL) of the same identifiers
     "node.num_inputs",
     "node.parameters",
     "op.arguments",

@@ -31,7 +31,7 @@ from gradgen.helpers.arrays._common import saved_array
 from gradgen.helpers.arrays.linalg import mm_mat1_backward, mm_mat2_backward
 from gradgen.numpy_kernels import activation, linalg
 from gradgen.numpy_kernels import reduction as reductions
-from gradgen.numpy_kernels.linalg import column_major
+from gradgen.numpy_kernels.linalg import _column_major
 from torch_oracle import oracle
 
 # Values whose bits a shortcut could lose: signed zeros, infinities, NaNs (a payload,
@@ -482,11 +482,11 @@ def test_mm_backward_of_a_column_major_matrix_is_computed_transposed(
 
 
 def test_column_major_is_pytorchs_test() -> None:
-    assert column_major((6, 3), (1, 6), "strided")
-    assert not column_major((6, 3), (3, 1), "strided")
-    assert not column_major((6, 3), (1, 6), "sparse")
-    assert column_major((1, 1), (1, 1), "strided")  # both tests hold: transposed
-    assert not column_major((6, 3), (1, 7), "strided")  # a column slice
+    assert _column_major((6, 3), (1, 6), "strided")
+    assert not _column_major((6, 3), (3, 1), "strided")
+    assert not _column_major((6, 3), (1, 6), "sparse")
+    assert _column_major((1, 1), (1, 1), "strided")  # both tests hold: transposed
+    assert not _column_major((6, 3), (1, 7), "strided")  # a column slice
 
 
 @pytest.mark.parametrize("alpha", [1, 0.5])

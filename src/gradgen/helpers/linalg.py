@@ -8,7 +8,7 @@ import numpy as np
 
 from ..generated import operators
 from ..generated.ops import real, where
-from ..numpy_kernels.linalg import column_major
+from ..numpy_kernels.linalg import _column_major
 from ..tensor import Tensor
 from ._common import (
     Number,
@@ -44,7 +44,7 @@ def mm_mat1_backward(
     As PyTorch's: for a column-major mat1 (a transposed matrix, e.g. nn.Linear's
     weight.t()) the product is computed transposed, (mat2^* @ grad^T)^T, so the
     gradient comes out column-major too (and the weight's own, after t(), row-major)."""
-    if column_major(mat1_sizes, mat1_strides, mat1_layout):
+    if _column_major(mat1_sizes, mat1_strides, mat1_layout):
         return maybe_multiply(mat2.conj().mm(grad.t()).t(), scalar_conj(alpha))
     return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))
 
@@ -59,7 +59,7 @@ def mm_mat2_backward(
 ) -> Tensor:
     """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha);
     for a column-major mat2, (grad^T @ mat1^*)^T, as mm_mat1_backward."""
-    if column_major(mat2_sizes, mat2_strides, mat2_layout):
+    if _column_major(mat2_sizes, mat2_strides, mat2_layout):
         return maybe_multiply(grad.t().mm(mat1.conj()).t(), scalar_conj(alpha))
     return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))
 

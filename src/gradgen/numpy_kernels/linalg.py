@@ -72,7 +72,7 @@ def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     return np.matmul(self, mat2)
 
 
-def column_major(sizes: Sequence[int], strides: Sequence[int], layout: str) -> bool:
+def _column_major(sizes: Sequence[int], strides: Sequence[int], layout: str) -> bool:
     """Whether a strided matrix of `sizes` and `strides` (in elements) is stored column
     by column (PyTorch's test in mm_mat1_backward: strides[0] == 1, strides[1] ==
     sizes[0])."""

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ...numpy_kernels import bmm as _bmm, mm as _mm, mv as _mv
-from ...numpy_kernels.linalg import column_major
+from ...numpy_kernels.linalg import _column_major
 from ._common import as_array, scalar_conj
 from .elementwise import conj, maybe_multiply
 from .shape import t
@@ -37,7 +37,7 @@ def mm_mat1_backward(
 ) -> np.ndarray:
     """grad @ mat2^H * conj(alpha); for a column-major mat1, (mat2^* @ grad^T)^T (as
     the tensor form, PyTorch's)."""
-    transposed = column_major(mat1_sizes, mat1_strides, mat1_layout)
+    transposed = _column_major(mat1_sizes, mat1_strides, mat1_layout)
     if alpha == 1 and _real_matrices(grad, mat2):
         # nn.Linear's and matmul's case: conj and alpha change nothing, and the
         # kernel's checks hold for the shapes the forward accepted (the same matmul).
@@ -59,7 +59,7 @@ def mm_mat2_backward(
     alpha: Any,
 ) -> np.ndarray:
     """mat1^H @ grad * conj(alpha); for a column-major mat2, (grad^T @ mat1^*)^T."""
-    transposed = column_major(mat2_sizes, mat2_strides, mat2_layout)
+    transposed = _column_major(mat2_sizes, mat2_strides, mat2_layout)
     if alpha == 1 and _real_matrices(grad, mat1):
         if transposed:  # nn.Linear's weight.t(): the weight's gradient row-major
             return np.matmul(grad.T, mat1).T  # type: ignore[no-any-return]
