@@ -3438,16 +3438,28 @@ class AddBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(
-                    self.other_scalar_type,
-                    arrays.maybe_multiply(grad, arrays.scalar_conj(self.alpha)),
+                (
+                    (
+                        grad
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(self.other_scalar_type, grad)
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.other_scalar_type,
+                        arrays.maybe_multiply(grad, arrays.scalar_conj(self.alpha)),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -3520,18 +3532,32 @@ class SubBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(
-                    self.other_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.other_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.other_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -6784,7 +6810,11 @@ class AddBackward1(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -6838,7 +6868,11 @@ class SubBackward1(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -7313,17 +7347,31 @@ class RsubBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(self.other_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.other_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(
-                    self.self_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.self_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.self_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -7394,11 +7442,21 @@ class RsubBackward1(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(
-                    self.self_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.self_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.self_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -9711,7 +9769,11 @@ class AddcmulBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -9880,7 +9942,11 @@ class AddcdivBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -14656,7 +14722,7 @@ class IndexAddBackward0(Node):
             grad_inputs[0] = grad if any_grad_defined else None
         if needs_input_grad[1]:  # source
             grad_inputs[1] = (
-                arrays.maybe_multiply(
+                (
                     (
                         arrays.expand_as(
                             arrays.index_select(grad, self.dim, saved_index),
@@ -14666,8 +14732,21 @@ class IndexAddBackward0(Node):
                         else arrays.index_select(
                             grad, self.dim, arrays.squeeze(saved_index, 0)
                         )
-                    ),
-                    self.alpha,
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        (
+                            arrays.expand_as(
+                                arrays.index_select(grad, self.dim, saved_index),
+                                saved_source,
+                            )
+                            if self.source_dim > 0
+                            else arrays.index_select(
+                                grad, self.dim, arrays.squeeze(saved_index, 0)
+                            )
+                        ),
+                        self.alpha,
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -17164,7 +17243,11 @@ class AddmmBackward0(Node):
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
@@ -19294,24 +19377,36 @@ class AddrBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[1]:  # vec1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
-                    arrays.mv(grad, arrays.conj(saved_vec2)),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.mv(grad, arrays.conj(saved_vec2))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.mv(grad, arrays.conj(saved_vec2)),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # vec2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
-                    arrays.mv(arrays.t(grad), arrays.conj(saved_vec1)),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.mv(arrays.t(grad), arrays.conj(saved_vec1))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.mv(arrays.t(grad), arrays.conj(saved_vec1)),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -19461,7 +19556,7 @@ class AddbmmBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # batch1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
+                (
                     arrays.bmm(
                         arrays.expand(
                             arrays.unsqueeze(grad, 0),
@@ -19472,15 +19567,29 @@ class AddbmmBackward0(Node):
                             ],
                         ),
                         arrays.conj(arrays.transpose(saved_batch2, 1, 2)),
-                    ),
-                    arrays.scalar_conj(self.alpha),
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.expand(
+                                arrays.unsqueeze(grad, 0),
+                                [
+                                    self.batch1_sym_sizes[0],
+                                    self.batch1_sym_sizes[1],
+                                    self.batch2_sym_sizes[2],
+                                ],
+                            ),
+                            arrays.conj(arrays.transpose(saved_batch2, 1, 2)),
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # batch2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
+                (
                     arrays.bmm(
                         arrays.conj(arrays.transpose(saved_batch1, 1, 2)),
                         arrays.expand(
@@ -19491,15 +19600,33 @@ class AddbmmBackward0(Node):
                                 self.batch2_sym_sizes[2],
                             ],
                         ),
-                    ),
-                    arrays.scalar_conj(self.alpha),
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.conj(arrays.transpose(saved_batch1, 1, 2)),
+                            arrays.expand(
+                                arrays.unsqueeze(grad, 0),
+                                [
+                                    self.batch1_sym_sizes[0],
+                                    self.batch1_sym_sizes[1],
+                                    self.batch2_sym_sizes[2],
+                                ],
+                            ),
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
@@ -19668,25 +19795,41 @@ class BaddbmmBackward0(Node):
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # batch1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
-                    arrays.bmm(grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2))),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.bmm(grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2)))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2))
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # batch2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
-                    arrays.bmm(arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.bmm(arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad)
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
