@@ -606,10 +606,15 @@ def _run_plain(
     release = not task.keep_graph
     pushes = 0
     mixed = False
+    # The next node and its buffer, as two locals (no pair per node).
+    next_node: Node | None = None
+    next_inputs: Any = None
+    if following is not None:
+        next_node, next_inputs = following
     while True:
-        if following is not None:
-            node, inputs = following
-            following = None
+        if next_node is not None:
+            node, inputs = next_node, next_inputs
+            next_node = next_inputs = None
         elif ready:
             _, _, node, inputs = heappop(ready)
         else:
@@ -645,9 +650,10 @@ def _run_plain(
                 function, input_nr = node._more[index - 2]
             if function is None:
                 continue
+            metadata = function._input_metadata
             gradient: Any = outputs[index]
             if gradient is not None:
-                expected_shape, expected_dtype = function._input_metadata[input_nr]
+                expected_shape, expected_dtype = metadata[input_nr]
                 cls = gradient.__class__
                 data = (
                     gradient
@@ -680,8 +686,11 @@ def _run_plain(
             # (a buffer stays in not_ready, added to in place, until its last edge)
             next_buffer = not_ready.get(function)
             if next_buffer is None:
-                next_buffer = [None] * len(function._input_metadata)
-                next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
+                if len(metadata) == 1:  # (one input: input_nr is 0)
+                    next_buffer = [gradient]
+                else:
+                    next_buffer = [None] * len(metadata)
+                    next_buffer[input_nr] = gradient  # (a new buffer: nothing to add)
                 if remaining:
                     not_ready[function] = next_buffer
             else:
@@ -714,8 +723,8 @@ def _run_plain(
                     outputs[index] = gradient = data = None
                     if _accumulate_array(function, next_buffer):
                         continue
-                if following is None:
-                    following = (function, next_buffer)
+                if next_node is None:
+                    next_node, next_inputs = function, next_buffer
                 else:
                     heappush(
                         ready,
@@ -724,15 +733,20 @@ def _run_plain(
                     pushes += 1
             else:
                 dependencies[function] = remaining
-        if following is not None and ready:
-            function, next_buffer = following
-            following = None
-            heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+        if next_node is not None and ready:
+            heappush(
+                ready, (-next_node._sequence_number, pushes, next_node, next_inputs)
+            )
             pushes += 1
+            next_node = next_inputs = None
         # (as in _run: a gradient only its buffer holds can be taken over)
         outputs = gradient = next_buffer = data = old = None
         if mixed:
-            return following, pushes, True
+            return (
+                (None if next_node is None else (next_node, next_inputs)),
+                pushes,
+                True,
+            )
 
 
 def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
