@@ -49,7 +49,7 @@ from .engine_checks import (  # (validate_outputs and buffer_add: engine's names
     validate_outputs as validate_outputs,
 )
 from .engine_hooks import call_tensor_pre_hooks, replace_gradients
-from .tensor import Tensor
+from .tensor import Tensor, array_tensor
 
 _NDARRAY = np.ndarray
 _GRAD_MODE = grad_mode._state
@@ -778,9 +778,9 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
                 and new.base is None
                 and new.flags.writeable
             ):
-                variable._grad = Tensor(new)
+                variable._grad = array_tensor(new)  # (Tensor(new), without __init__)
             else:
-                variable._grad = Tensor(np.copy(new, order="K"))  # Tensor.clone
+                variable._grad = array_tensor(np.copy(new, order="K"))  # Tensor.clone
         elif old_grad._data.flags.writeable:
             np.add(old_grad._data, new, out=old_grad._data)
             old_grad._counter().version += 1
