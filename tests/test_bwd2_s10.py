@@ -126,3 +126,25 @@ def test_real_chain_gradients_are_the_hand_computed_ones() -> None:
     assert x.grad is not None and c.grad is not None
     assert x.grad.tolist() == (c0 * c0 - c0 - 1).tolist()
     assert c.grad.tolist() == (x0 * (2 * c0 - 1) + 0.5).tolist()
+
+
+def test_a_broadcast_gradient_is_summed_to_its_input() -> None:
+    # _run_plain hands anything but an array of the input's shape and dtype to
+    # passed_on: here x's gradient (3, 4) is summed to x's shape (3, 1).
+    x = gradgen.tensor([[1.0], [2.0], [3.0]], dtype=gradgen.float64, requires_grad=True)
+    c = gradgen.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    (x * c).sum().backward()
+    assert x.grad is not None and c.grad is not None
+    assert x.grad.shape == (3, 1)
+    assert x.grad.numpy().ravel().tolist() == [6.0, 22.0, 38.0]
+    assert c.grad.numpy().tolist() == [[1.0] * 4, [2.0] * 4, [3.0] * 4]
+
+
+def test_a_gradient_of_another_dtype_is_cast_to_its_input() -> None:
+    x = gradgen.tensor([0.1, 0.2], dtype=gradgen.float32, requires_grad=True)
+    w = gradgen.tensor([3.0, 5.0], dtype=gradgen.float64, requires_grad=True)
+    (x * w).sum().backward()
+    assert x.grad is not None and w.grad is not None
+    assert x.grad.dtype == gradgen.float32 and x.grad.tolist() == [3.0, 5.0]
+    assert w.grad.dtype == gradgen.float64
+    assert w.grad.numpy().tolist() == np.array([0.1, 0.2], np.float32).tolist()

@@ -46,6 +46,7 @@ from .engine_checks import (  # (validate_outputs and buffer_add: engine's names
     _as_tensors,
     _checked,
     buffer_add as buffer_add,
+    passed_on,
     validate_outputs as validate_outputs,
 )
 from .engine_hooks import call_tensor_pre_hooks, replace_gradients
@@ -653,35 +654,24 @@ def _run_plain(
             metadata = function._input_metadata
             gradient: Any = outputs[index]
             if gradient is not None:
+                # The common case inline: an array (or numpy scalar) of the input's
+                # shape and dtype goes on as it is; anything else through passed_on.
                 expected_shape, expected_dtype = metadata[input_nr]
                 cls = gradient.__class__
-                data = (
-                    gradient
-                    if cls is _NDARRAY or cls in _SCALARS
-                    else gradient._data if cls is Tensor else None
-                )
-                if (
-                    data is None
-                    or data.shape != expected_shape
-                    or (
-                        (dtype := data.dtype) is not expected_dtype
-                        and expected_dtype is not None
-                        and dtype != expected_dtype
+                if not (
+                    (cls is _NDARRAY or cls in _SCALARS)
+                    and gradient.shape == expected_shape
+                    and (
+                        (dtype := gradient.dtype) is expected_dtype
+                        or expected_dtype is None
+                        or dtype == expected_dtype
                     )
                 ):
-                    gradient = _checked(node, index, gradient, function, input_nr)
-                    cls = gradient.__class__
-                    data = (
-                        gradient
-                        if cls is _NDARRAY
-                        else gradient._data if cls is Tensor else None
+                    gradient, subclass = passed_on(
+                        node, index, gradient, function, input_nr
                     )
-                if data is None:
-                    mixed = True  # a Tensor subclass goes on as it is
-                elif cls is not Tensor or (
-                    function._has_array_form or type(function) is AccumulateGrad
-                ):
-                    gradient = data
+                    if subclass:
+                        mixed = True  # a Tensor subclass goes on as it is
             remaining = dependencies[function] - 1
             # (a buffer stays in not_ready, added to in place, until its last edge)
             next_buffer = not_ready.get(function)
@@ -720,7 +710,7 @@ def _run_plain(
                     # highest) and nothing can see the difference: it runs at once,
                     # with its gradient held by the buffer alone (so .grad may take
                     # it over).
-                    outputs[index] = gradient = data = None
+                    outputs[index] = gradient = None
                     if _accumulate_array(function, next_buffer):
                         continue
                 if next_node is None:
@@ -740,7 +730,7 @@ def _run_plain(
             pushes += 1
             next_node = next_inputs = None
         # (as in _run: a gradient only its buffer holds can be taken over)
-        outputs = gradient = next_buffer = data = old = None
+        outputs = gradient = next_buffer = old = None
         if mixed:
             return (
                 (None if next_node is None else (next_node, next_inputs)),
