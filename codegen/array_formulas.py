@@ -310,6 +310,93 @@ class _Translator:
         return _twin_call(function.attr, args, self._keywords(node.keywords)), kind
 
 
+def inline_no_ops(expression: str) -> str:
+    """A translated formula with the no-op cases of its `maybe_multiply` and
+    `handle_r_to_c` calls decided inline (what a node's apply_arrays runs)."""
+    tree = _NoOpInliner().visit(ast.parse(expression, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+class _NoOpInliner(ast.NodeTransformer):
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)  # (inner calls first: handle_r_to_c sees its IfExp)
+        function = node.func
+        if (
+            isinstance(function, ast.Attribute)
+            and isinstance(function.value, ast.Name)
+            and function.value.id == NAMESPACE
+        ):
+            return _inline_no_op(node, function.attr, node.args, node.keywords)
+        return node
+
+
+def _inline_no_op(
+    call: ast.Call, name: str, args: list[ast.expr], keywords: list[ast.keyword]
+) -> ast.expr:
+    """`call` with its common no-op case decided inline, where a helper only passes
+    its argument on: `maybe_multiply(x, s)` when the number s (or its conjugate) is 1,
+    `handle_r_to_c(t, g)` when the array g (or -g) is not complex (or None: the
+    helper's own test, and what g's negation raises is raised). The helper still
+    runs in every other case, so the result is the helper's, without its call."""
+    if keywords or len(args) != 2:
+        return call
+    first, second = args
+    if name == "maybe_multiply":
+        scalar = second
+        if (
+            isinstance(scalar, ast.Call)
+            and isinstance(scalar.func, ast.Attribute)
+            and scalar.func.attr == "scalar_conj"
+            and len(scalar.args) == 1
+        ):
+            scalar = scalar.args[0]  # (a number's conjugate is 1 when it is 1)
+        if isinstance(scalar, (ast.Name, ast.Constant)):
+            one = ast.Compare(left=scalar, ops=[ast.Eq()], comparators=[_constant(1)])
+            return ast.IfExp(test=one, body=first, orelse=call)
+    if name == "handle_r_to_c":
+        if isinstance(second, ast.IfExp):
+            # Into both branches of an inlined maybe_multiply.
+            body = _twin_call(name, [first, second.body], [])
+            orelse = _twin_call(name, [first, second.orelse], [])
+            return ast.IfExp(
+                test=second.test,
+                body=_inline_no_op(body, name, [first, second.body], []),
+                orelse=_inline_no_op(orelse, name, [first, second.orelse], []),
+            )
+        array = second
+        if (
+            isinstance(array, ast.Call)
+            and isinstance(array.func, ast.Attribute)
+            and array.func.attr == "neg"
+            and len(array.args) == 1
+        ):
+            array = array.args[0]  # (a negated array is complex when it is)
+        if isinstance(array, ast.Name):
+            real = ast.BoolOp(
+                op=ast.Or(),
+                values=[
+                    ast.Compare(
+                        left=array, ops=[ast.Is()], comparators=[_constant(None)]
+                    ),
+                    ast.Compare(
+                        left=_attribute(_attribute(array, "dtype"), "kind"),
+                        ops=[ast.NotEq()],
+                        comparators=[_constant("c")],
+                    ),
+                ],
+            )
+            return ast.IfExp(test=real, body=second, orelse=call)
+    return call
+
+
+def _constant(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _attribute(value: ast.expr, attr: str) -> ast.Attribute:
+    return ast.Attribute(value=value, attr=attr, ctx=ast.Load())
+
+
 # The handler of each node type a checked formula may hold.
 _HANDLERS: dict[type, Callable[[_Translator, Any], tuple[ast.expr, Kind]]] = {
     ast.Constant: _Translator._constant,

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import ast
 
-from .array_formulas import Twins, Untranslatable, bind_names, translate
+from .array_formulas import (
+    Twins,
+    Untranslatable,
+    bind_names,
+    inline_no_ops,
+    translate,
+)
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
 from .ir_views import (
@@ -203,7 +209,7 @@ def _array_formulas(
     formulas = []
     for formula in _formula_irs(info):
         try:
-            expression = translate(formula.expression, info.saved, twins)
+            expression = inline_no_ops(translate(formula.expression, info.saved, twins))
         except Untranslatable:
             return None
         single = len(formula.indices) == 1

@@ -981,7 +981,7 @@ class PermuteBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1035,7 +1035,7 @@ class ExpandBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1089,7 +1089,7 @@ class SumToSizeBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1143,7 +1143,7 @@ class ViewBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1197,7 +1197,7 @@ class SqueezeBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1259,7 +1259,7 @@ class SqueezeBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1322,7 +1322,7 @@ class UnsqueezeBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1378,7 +1378,7 @@ class TransposeBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1438,7 +1438,7 @@ class TBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1490,7 +1490,7 @@ class SelectBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -1570,7 +1570,7 @@ class SliceBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2068,7 +2068,7 @@ class FlipBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2124,7 +2124,7 @@ class RollBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2238,7 +2238,7 @@ class UnsafeViewBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2292,7 +2292,7 @@ class ConstantPadNdBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2417,7 +2417,7 @@ class DiagonalBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -2550,7 +2550,7 @@ class DiagEmbedBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2615,7 +2615,7 @@ class AliasBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -2944,7 +2944,7 @@ class NarrowCopyBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3139,7 +3139,7 @@ class LiftBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3184,7 +3184,7 @@ class LiftFreshBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3287,7 +3287,7 @@ class Rot90Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3433,21 +3433,33 @@ class AddBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(
-                    self.other_scalar_type,
-                    arrays.maybe_multiply(grad, arrays.scalar_conj(self.alpha)),
+                (
+                    (
+                        grad
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(self.other_scalar_type, grad)
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.other_scalar_type,
+                        arrays.maybe_multiply(grad, arrays.scalar_conj(self.alpha)),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -3515,23 +3527,37 @@ class SubBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(
-                    self.other_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.other_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.other_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -3645,7 +3671,7 @@ class MulBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -3761,7 +3787,7 @@ class PowBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3827,7 +3853,7 @@ class NegBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3872,7 +3898,7 @@ class ConjBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3917,7 +3943,7 @@ class RealBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -3962,7 +3988,7 @@ class CloneBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4067,7 +4093,7 @@ class ExpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4154,7 +4180,7 @@ class Exp2Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4245,7 +4271,7 @@ class LogBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4330,7 +4356,7 @@ class Log2Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4421,7 +4447,7 @@ class Log10Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4512,7 +4538,7 @@ class Log1PBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4597,7 +4623,7 @@ class Expm1Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4684,7 +4710,7 @@ class SqrtBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4771,7 +4797,7 @@ class RsqrtBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4862,7 +4888,7 @@ class ReciprocalBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -4952,7 +4978,7 @@ class AbsBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5063,7 +5089,7 @@ class SignBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5136,7 +5162,7 @@ class SinBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5223,7 +5249,7 @@ class CosBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5310,7 +5336,7 @@ class TanBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5399,7 +5425,7 @@ class AsinBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5497,7 +5523,7 @@ class AcosBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5597,7 +5623,7 @@ class AtanBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5686,7 +5712,7 @@ class SinhBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5773,7 +5799,7 @@ class CoshBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5860,7 +5886,7 @@ class TanhBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -5945,7 +5971,7 @@ class SigmoidBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6032,7 +6058,7 @@ class ErfBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6101,7 +6127,7 @@ class FloorBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6146,7 +6172,7 @@ class CeilBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6191,7 +6217,7 @@ class RoundBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6236,7 +6262,7 @@ class RoundBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6281,7 +6307,7 @@ class TruncBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -6420,7 +6446,7 @@ class SigmoidBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -6555,7 +6581,7 @@ class TanhBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -6779,12 +6805,16 @@ class AddBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -6833,12 +6863,16 @@ class SubBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -6891,7 +6925,7 @@ class MulBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -7006,7 +7040,7 @@ class DivBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -7094,7 +7128,7 @@ class DivBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -7208,7 +7242,7 @@ class DivBackward2(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -7308,22 +7342,36 @@ class RsubBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
             grad_inputs[1] = (
-                arrays.handle_r_to_c(self.other_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.other_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(
-                    self.self_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.self_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.self_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -7389,16 +7437,26 @@ class RsubBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(
-                    self.self_scalar_type,
-                    arrays.maybe_multiply(
-                        arrays.neg(grad), arrays.scalar_conj(self.alpha)
-                    ),
+                (
+                    (
+                        arrays.neg(grad)
+                        if grad is None or grad.dtype.kind != "c"
+                        else arrays.handle_r_to_c(
+                            self.self_scalar_type, arrays.neg(grad)
+                        )
+                    )
+                    if self.alpha == 1
+                    else arrays.handle_r_to_c(
+                        self.self_scalar_type,
+                        arrays.maybe_multiply(
+                            arrays.neg(grad), arrays.scalar_conj(self.alpha)
+                        ),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -7504,7 +7562,7 @@ class MaximumBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -7648,7 +7706,7 @@ class MinimumBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -7792,7 +7850,7 @@ class FmaxBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -7939,7 +7997,7 @@ class FminBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -8262,7 +8320,7 @@ class HypotBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -8373,7 +8431,7 @@ class WhereBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -8504,7 +8562,7 @@ class ClampBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1] or needs_input_grad[2]:  # min, max
@@ -8635,7 +8693,7 @@ class ClampBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -8816,7 +8874,7 @@ class FmodBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -8911,7 +8969,7 @@ class FmodBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -8986,7 +9044,7 @@ class RemainderBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9081,7 +9139,7 @@ class RemainderBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -9191,7 +9249,7 @@ class ZeroBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9236,7 +9294,7 @@ class FillBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9282,7 +9340,7 @@ class FillBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9331,7 +9389,7 @@ class FillBackward2(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9377,7 +9435,7 @@ class FillBackward3(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -9428,7 +9486,7 @@ class LerpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # end
@@ -9558,7 +9616,7 @@ class LerpBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # end
@@ -9706,12 +9764,16 @@ class AddcmulBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -9875,12 +9937,16 @@ class AddcdivBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.handle_r_to_c(self.self_scalar_type, grad)
+                (
+                    grad
+                    if grad is None or grad.dtype.kind != "c"
+                    else arrays.handle_r_to_c(self.self_scalar_type, grad)
+                )
                 if any_grad_defined
                 else None
             )
@@ -10140,7 +10206,7 @@ class AsinhBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -10258,7 +10324,7 @@ class AtanhBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -10524,7 +10590,7 @@ class FracBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -10598,7 +10664,7 @@ class FrexpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -10707,7 +10773,7 @@ class LdexpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -10837,7 +10903,7 @@ class NextafterBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -10962,7 +11028,7 @@ class Logaddexp2Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -11092,7 +11158,7 @@ class ClampMinBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # min
@@ -11216,7 +11282,7 @@ class ClampMaxBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # max
@@ -11340,7 +11406,7 @@ class LogaddexpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -11429,7 +11495,7 @@ class PoissonBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         any_grad_defined = any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
@@ -11476,7 +11542,7 @@ class BernoulliBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -11521,7 +11587,7 @@ class ExponentialBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -11567,7 +11633,7 @@ class SumBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -11627,7 +11693,7 @@ class SumBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -11701,7 +11767,7 @@ class MeanBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -11774,7 +11840,7 @@ class MeanBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -12020,7 +12086,7 @@ class MaxBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -12194,7 +12260,7 @@ class MinBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -12537,7 +12603,7 @@ class LogsumexpBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -12772,7 +12838,7 @@ class CumsumBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -12934,7 +13000,7 @@ class SortBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13045,7 +13111,7 @@ class SortBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13156,7 +13222,7 @@ class TopkBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13458,7 +13524,7 @@ class KthvalueBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13632,7 +13698,7 @@ class MedianBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13806,7 +13872,7 @@ class NanmedianBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -13924,7 +13990,7 @@ class ModeBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -14649,14 +14715,14 @@ class IndexAddBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = grad if any_grad_defined else None
         if needs_input_grad[1]:  # source
             grad_inputs[1] = (
-                arrays.maybe_multiply(
+                (
                     (
                         arrays.expand_as(
                             arrays.index_select(grad, self.dim, saved_index),
@@ -14666,8 +14732,21 @@ class IndexAddBackward0(Node):
                         else arrays.index_select(
                             grad, self.dim, arrays.squeeze(saved_index, 0)
                         )
-                    ),
-                    self.alpha,
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        (
+                            arrays.expand_as(
+                                arrays.index_select(grad, self.dim, saved_index),
+                                saved_source,
+                            )
+                            if self.source_dim > 0
+                            else arrays.index_select(
+                                grad, self.dim, arrays.squeeze(saved_index, 0)
+                            )
+                        ),
+                        self.alpha,
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -14862,7 +14941,7 @@ class ScatterBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -14964,7 +15043,7 @@ class ScatterBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -15061,7 +15140,7 @@ class ScatterAddBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -15155,7 +15234,7 @@ class MaskedFillBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -15241,7 +15320,7 @@ class MaskedFillBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -16529,7 +16608,7 @@ class MmBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # mat2
@@ -16695,7 +16774,7 @@ class BmmBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # mat2
@@ -16823,7 +16902,7 @@ class DotBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -16945,7 +17024,7 @@ class VdotBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # other
@@ -17133,7 +17212,7 @@ class AddmmBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # mat1
@@ -17164,7 +17243,11 @@ class AddmmBackward0(Node):
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
@@ -17492,7 +17575,7 @@ class TrilBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -17544,7 +17627,7 @@ class TriuBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -19289,29 +19372,41 @@ class AddrBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[1]:  # vec1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
-                    arrays.mv(grad, arrays.conj(saved_vec2)),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.mv(grad, arrays.conj(saved_vec2))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.mv(grad, arrays.conj(saved_vec2)),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # vec2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
-                    arrays.mv(arrays.t(grad), arrays.conj(saved_vec1)),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.mv(arrays.t(grad), arrays.conj(saved_vec1))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.mv(arrays.t(grad), arrays.conj(saved_vec1)),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
@@ -19456,12 +19551,12 @@ class AddbmmBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # batch1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
+                (
                     arrays.bmm(
                         arrays.expand(
                             arrays.unsqueeze(grad, 0),
@@ -19472,15 +19567,29 @@ class AddbmmBackward0(Node):
                             ],
                         ),
                         arrays.conj(arrays.transpose(saved_batch2, 1, 2)),
-                    ),
-                    arrays.scalar_conj(self.alpha),
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.expand(
+                                arrays.unsqueeze(grad, 0),
+                                [
+                                    self.batch1_sym_sizes[0],
+                                    self.batch1_sym_sizes[1],
+                                    self.batch2_sym_sizes[2],
+                                ],
+                            ),
+                            arrays.conj(arrays.transpose(saved_batch2, 1, 2)),
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # batch2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
+                (
                     arrays.bmm(
                         arrays.conj(arrays.transpose(saved_batch1, 1, 2)),
                         arrays.expand(
@@ -19491,15 +19600,33 @@ class AddbmmBackward0(Node):
                                 self.batch2_sym_sizes[2],
                             ],
                         ),
-                    ),
-                    arrays.scalar_conj(self.alpha),
+                    )
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.conj(arrays.transpose(saved_batch1, 1, 2)),
+                            arrays.expand(
+                                arrays.unsqueeze(grad, 0),
+                                [
+                                    self.batch1_sym_sizes[0],
+                                    self.batch1_sym_sizes[1],
+                                    self.batch2_sym_sizes[2],
+                                ],
+                            ),
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
@@ -19663,30 +19790,46 @@ class BaddbmmBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[1]:  # batch1
             grad_inputs[1] = (
-                arrays.maybe_multiply(
-                    arrays.bmm(grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2))),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.bmm(grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2)))
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            grad, arrays.conj(arrays.transpose(saved_batch2, 1, 2))
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[2]:  # batch2
             grad_inputs[2] = (
-                arrays.maybe_multiply(
-                    arrays.bmm(arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad),
-                    arrays.scalar_conj(self.alpha),
+                (
+                    arrays.bmm(arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad)
+                    if self.alpha == 1
+                    else arrays.maybe_multiply(
+                        arrays.bmm(
+                            arrays.conj(arrays.transpose(saved_batch1, 1, 2)), grad
+                        ),
+                        arrays.scalar_conj(self.alpha),
+                    )
                 )
                 if any_grad_defined
                 else None
             )
         if needs_input_grad[0]:  # self
             grad_inputs[0] = (
-                arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                (
+                    grad
+                    if self.beta == 1
+                    else arrays.maybe_multiply(grad, arrays.scalar_conj(self.beta))
+                )
                 if any_grad_defined
                 else None
             )
@@ -20551,7 +20694,7 @@ class ReluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -20644,7 +20787,7 @@ class GeluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -20740,7 +20883,7 @@ class SiluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -20844,7 +20987,7 @@ class ThresholdBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -21020,7 +21163,7 @@ class SoftmaxBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -21211,7 +21354,7 @@ class LogSoftmaxBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -21338,7 +21481,7 @@ class LogSoftmaxBackwardDataBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -21480,7 +21623,7 @@ class LeakyReluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -21581,7 +21724,7 @@ class LeakyReluBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -21689,7 +21832,7 @@ class EluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -21898,7 +22041,7 @@ class SoftplusBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22095,7 +22238,7 @@ class LogSigmoidBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22270,7 +22413,7 @@ class HardtanhBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22378,7 +22521,7 @@ class HardtanhBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -22537,7 +22680,7 @@ class CeluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22639,7 +22782,7 @@ class GluBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22807,7 +22950,7 @@ class HardshrinkBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -22906,7 +23049,7 @@ class HardshrinkBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_out
@@ -23008,7 +23151,7 @@ class SoftshrinkBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -23107,7 +23250,7 @@ class SoftshrinkBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -23205,7 +23348,7 @@ class HardsigmoidBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -23293,7 +23436,7 @@ class HardsigmoidBackwardBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # grad_output
@@ -23384,7 +23527,7 @@ class HardswishBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -23543,7 +23686,7 @@ class ThresholdBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -23819,7 +23962,7 @@ class PreluKernelBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
@@ -24216,7 +24359,7 @@ class MseLossBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -24488,7 +24631,7 @@ class NllLossBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -24763,7 +24906,7 @@ class NllLoss2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -25183,7 +25326,7 @@ class SmoothL1LossBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -25433,7 +25576,7 @@ class HuberLossBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 2
+        grad_inputs: list[Any] = [None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -26390,7 +26533,7 @@ class NativeBatchNormBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -26961,7 +27104,7 @@ class NativeLayerNormBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -27370,7 +27513,7 @@ class NativeBatchNormLegitNoTrainingBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -27616,7 +27759,7 @@ class NativeBatchNormLegitBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -28364,7 +28507,7 @@ class ConvolutionBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -28683,7 +28826,7 @@ class ReflectionPad1DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -28823,7 +28966,7 @@ class ReflectionPad2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -28963,7 +29106,7 @@ class ReflectionPad3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -29103,7 +29246,7 @@ class ReplicationPad1DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -29245,7 +29388,7 @@ class ReplicationPad2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -29387,7 +29530,7 @@ class ReplicationPad3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -29644,7 +29787,7 @@ class SlowConvTranspose2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -29848,7 +29991,7 @@ class SlowConvTranspose3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -30482,7 +30625,7 @@ class SlowConv3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -30674,7 +30817,7 @@ class SlowConvDilated2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -30871,7 +31014,7 @@ class SlowConvDilated3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -31074,7 +31217,7 @@ class ConvolutionBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -31540,7 +31683,7 @@ class NnpackSpatialConvolutionBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 3
+        grad_inputs: list[Any] = [None, None, None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if (
@@ -31734,7 +31877,7 @@ class MaxPool2DWithIndicesBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -31899,7 +32042,7 @@ class MaxPool3DWithIndicesBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -32151,7 +32294,7 @@ class AvgPool2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -32304,7 +32447,7 @@ class AvgPool3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -32621,7 +32764,7 @@ class AdaptiveAvgPool2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -32710,7 +32853,7 @@ class AdaptiveAvgPool3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -32921,7 +33064,7 @@ class AdaptiveMaxPool2DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -33040,7 +33183,7 @@ class AdaptiveMaxPool3DBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -35180,7 +35323,7 @@ class PixelShuffleBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -35238,7 +35381,7 @@ class PixelUnshuffleBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -35296,7 +35439,7 @@ class ChannelShuffleBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -35364,7 +35507,7 @@ class Im2ColBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -35466,7 +35609,7 @@ class Col2ImBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -36296,7 +36439,7 @@ class ErfcBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -36458,7 +36601,7 @@ class XlogyBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # other
@@ -36761,7 +36904,7 @@ class LgammaBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -36848,7 +36991,7 @@ class DigammaBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -36939,7 +37082,7 @@ class PolygammaBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37035,7 +37178,7 @@ class PolygammaBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37127,7 +37270,7 @@ class ErfinvBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37224,7 +37367,7 @@ class I0Backward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37433,7 +37576,7 @@ class SpecialEntrBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37587,7 +37730,7 @@ class SpecialLogNdtrBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37715,7 +37858,7 @@ class SpecialErfcxBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self
@@ -37886,7 +38029,7 @@ class SpecialXlog1PyBackward1(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # other
@@ -38196,7 +38339,7 @@ class SpecialI0EBackward0(Node):
             if task_state.exec_info is None
             else self.task_needs_input_grad()
         )
-        grad_inputs: list[Any] = [None] * 1
+        grad_inputs: list[Any] = [None]
         grad = grads[0]
         any_grad_defined = grad is not None or any_variable_defined(grads)
         if needs_input_grad[0]:  # self

@@ -46,10 +46,11 @@ from .engine_checks import (  # (validate_outputs and buffer_add: engine's names
     _as_tensors,
     _checked,
     buffer_add as buffer_add,
+    passed_on,
     validate_outputs as validate_outputs,
 )
 from .engine_hooks import call_tensor_pre_hooks, replace_gradients
-from .tensor import Tensor
+from .tensor import Tensor, array_tensor
 
 _NDARRAY = np.ndarray
 _GRAD_MODE = grad_mode._state
@@ -606,10 +607,15 @@ def _run_plain(
     release = not task.keep_graph
     pushes = 0
     mixed = False
+    # The next node and its buffer, as two locals (no pair per node).
+    next_node: Node | None = None
+    next_inputs: Any = None
+    if following is not None:
+        next_node, next_inputs = following
     while True:
-        if following is not None:
-            node, inputs = following
-            following = None
+        if next_node is not None:
+            node, inputs = next_node, next_inputs
+            next_node = next_inputs = None
         elif ready:
             _, _, node, inputs = heappop(ready)
         else:
@@ -645,43 +651,36 @@ def _run_plain(
                 function, input_nr = node._more[index - 2]
             if function is None:
                 continue
+            metadata = function._input_metadata
             gradient: Any = outputs[index]
             if gradient is not None:
-                expected_shape, expected_dtype = function._input_metadata[input_nr]
+                # The common case inline: an array (or numpy scalar) of the input's
+                # shape and dtype goes on as it is; anything else through passed_on.
+                expected_shape, expected_dtype = metadata[input_nr]
                 cls = gradient.__class__
-                data = (
-                    gradient
-                    if cls is _NDARRAY or cls in _SCALARS
-                    else gradient._data if cls is Tensor else None
-                )
-                if (
-                    data is None
-                    or data.shape != expected_shape
-                    or (
-                        (dtype := data.dtype) is not expected_dtype
-                        and expected_dtype is not None
-                        and dtype != expected_dtype
+                if not (
+                    (cls is _NDARRAY or cls in _SCALARS)
+                    and gradient.shape == expected_shape
+                    and (
+                        (dtype := gradient.dtype) is expected_dtype
+                        or expected_dtype is None
+                        or dtype == expected_dtype
                     )
                 ):
-                    gradient = _checked(node, index, gradient, function, input_nr)
-                    cls = gradient.__class__
-                    data = (
-                        gradient
-                        if cls is _NDARRAY
-                        else gradient._data if cls is Tensor else None
+                    gradient, subclass = passed_on(
+                        node, index, gradient, function, input_nr
                     )
-                if data is None:
-                    mixed = True  # a Tensor subclass goes on as it is
-                elif cls is not Tensor or (
-                    function._has_array_form or type(function) is AccumulateGrad
-                ):
-                    gradient = data
+                    if subclass:
+                        mixed = True  # a Tensor subclass goes on as it is
             remaining = dependencies[function] - 1
             # (a buffer stays in not_ready, added to in place, until its last edge)
             next_buffer = not_ready.get(function)
             if next_buffer is None:
-                next_buffer = [None] * len(function._input_metadata)
-                next_buffer[input_nr] = gradient  # (a new buffer: nothing to add to)
+                if len(metadata) == 1:  # (one input: input_nr is 0)
+                    next_buffer = [gradient]
+                else:
+                    next_buffer = [None] * len(metadata)
+                    next_buffer[input_nr] = gradient  # (a new buffer: nothing to add)
                 if remaining:
                     not_ready[function] = next_buffer
             else:
@@ -711,11 +710,11 @@ def _run_plain(
                     # highest) and nothing can see the difference: it runs at once,
                     # with its gradient held by the buffer alone (so .grad may take
                     # it over).
-                    outputs[index] = gradient = data = None
+                    outputs[index] = gradient = None
                     if _accumulate_array(function, next_buffer):
                         continue
-                if following is None:
-                    following = (function, next_buffer)
+                if next_node is None:
+                    next_node, next_inputs = function, next_buffer
                 else:
                     heappush(
                         ready,
@@ -724,15 +723,20 @@ def _run_plain(
                     pushes += 1
             else:
                 dependencies[function] = remaining
-        if following is not None and ready:
-            function, next_buffer = following
-            following = None
-            heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+        if next_node is not None and ready:
+            heappush(
+                ready, (-next_node._sequence_number, pushes, next_node, next_inputs)
+            )
             pushes += 1
+            next_node = next_inputs = None
         # (as in _run: a gradient only its buffer holds can be taken over)
-        outputs = gradient = next_buffer = data = old = None
+        outputs = gradient = next_buffer = old = None
         if mixed:
-            return following, pushes, True
+            return (
+                (None if next_node is None else (next_node, next_inputs)),
+                pushes,
+                True,
+            )
 
 
 def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
@@ -764,9 +768,9 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
                 and new.base is None
                 and new.flags.writeable
             ):
-                variable._grad = Tensor(new)
+                variable._grad = array_tensor(new)  # (Tensor(new), without __init__)
             else:
-                variable._grad = Tensor(np.copy(new, order="K"))  # Tensor.clone
+                variable._grad = array_tensor(np.copy(new, order="K"))  # Tensor.clone
         elif old_grad._data.flags.writeable:
             np.add(old_grad._data, new, out=old_grad._data)
             old_grad._counter().version += 1

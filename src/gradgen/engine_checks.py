@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from . import dtypes, grad_mode
-from .graph import EdgeTuple, Node, is_stealable
+from .graph import AccumulateGrad, EdgeTuple, Node, is_stealable
 from .numpy_kernels import sum_to_size
 from .tensor import Tensor
 
@@ -229,3 +229,41 @@ def _checked(
     elif isinstance(gradient, np.generic):  # an array form's 0-d result
         return _checked(node, index, np.asarray(gradient), function, input_nr)
     return _validated(node, index, gradient, function, input_nr)
+
+
+def passed_on(
+    node: Node, index: int, gradient: Any, function: Node, input_nr: int
+) -> tuple[Any, bool]:
+    """What _run_plain hands on for gradient `index` of `node` (input `input_nr` of
+    `function`) when it is not an array (or numpy scalar) of that input's shape and
+    dtype: checked as `_checked` does; an array, or a plain Tensor's array when
+    `function` takes arrays. The flag is True for a Tensor subclass (it goes on as it
+    is, and the buffers are mixed from then on)."""
+    expected_shape, expected_dtype = function._input_metadata[input_nr]
+    cls = gradient.__class__
+    data = (
+        gradient
+        if cls is _NDARRAY or cls in _SCALARS
+        else gradient._data if cls is Tensor else None
+    )
+    if (
+        data is None
+        or data.shape != expected_shape
+        or (
+            (dtype := data.dtype) is not expected_dtype
+            and expected_dtype is not None
+            and dtype != expected_dtype
+        )
+    ):
+        gradient = _checked(node, index, gradient, function, input_nr)
+        cls = gradient.__class__
+        data = (
+            gradient if cls is _NDARRAY else gradient._data if cls is Tensor else None
+        )
+    if data is None:
+        return gradient, True
+    if cls is not Tensor or (
+        function._has_array_form or type(function) is AccumulateGrad
+    ):
+        return data, False
+    return gradient, False

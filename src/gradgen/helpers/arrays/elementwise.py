@@ -113,6 +113,12 @@ _FLOAT_ARRAYS: frozenset[Any] = frozenset(
 )
 
 
+# The real floating dtypes (a set look-up is cheaper than `.kind == "f"`).
+_FLOAT_DTYPES: frozenset[np.dtype[Any]] = frozenset(
+    np.dtype(t) for t in (np.float16, np.float32, np.float64)
+)
+
+
 def _float_and_number(self: Any, other: Any) -> bool:
     """A real floating ndarray and a Python int or float (not a bool): the fast path
     of the arithmetic twins, computing what their general path computes."""
@@ -400,7 +406,8 @@ def mul_tensor_backward(
     # (grad is an ndarray or a numpy scalar: it has a dtype.)
     cls = other.__class__
     if cls is _NDARRAY:
-        if grad.dtype is other.dtype and other.dtype.kind == "f":
+        dtype = other.dtype
+        if grad.dtype is dtype and dtype in _FLOAT_DTYPES:
             if not other.ndim:
                 # A 0-d array times a numpy scalar costs ten times its numpy scalar's
                 # product, the same multiplication.
