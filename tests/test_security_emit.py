@@ -213,6 +213,7 @@ CODE_FIELDS = {
     "node.array_form.needs_input_grad",
     "node.array_form.unpacked_tuple",
     "node.array_form.saved_arguments",  # array_of(LOCAL) of the same identifiers
+    '(["None"] * node.num_inputs) | join(", ")',  # a constant, an int of times
     "node.num_inputs",
     "node.parameters",
     "op.arguments",
