@@ -47,6 +47,10 @@ class AutogradIR:
     # Every differentiable input is a plain Tensor (not `Tensor?`, which may be None):
     # the fast path collects their edges inline.
     plain_inputs: bool = False
+    # What the node class's own `__init__` sets beyond Node's, (attribute, value), for
+    # the fast path that builds the node without its `__init__` frames; None when the
+    # node is not a generated Backward class (NotImplementedBackward: its constructor).
+    node_fields: tuple[tuple[str, bool | None], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -575,7 +575,9 @@ class Tensor(TensorBase):
         byte: _api.Unary
 
 
-_new_object = object.__new__
+# `object.__new__`: an instance of a slotted class without its `__init__` call (the
+# result tensors below, the generated fast paths' nodes).
+new_object = object.__new__
 
 
 def array_tensor(data: np.ndarray) -> Tensor:
@@ -583,7 +585,7 @@ def array_tensor(data: np.ndarray) -> Tensor:
     legacy-constructor check and keyword argument), at about two thirds of its cost:
     what the fast paths and kernels wrap their results with. It sets every slot
     `__init__` sets, to the same values (tests/test_fwd_s10.py compares the two)."""
-    tensor: Tensor = _new_object(Tensor)
+    tensor: Tensor = new_object(Tensor)
     tensor._data = data
     tensor._requires_grad = False
     tensor._grad_fn = None

@@ -1,0 +1,146 @@
+"""The recorded forward op of session 10's second wave ("fwd2"):
+
+- the fast paths build their Backward node without its `__init__` frames
+  (`new_object`, then Node's fields and the class's own, as `__init__` sets them);
+  anomaly mode, whose nodes record the forward's stack, takes the general path;
+- the kernel below Autograd is looked up only where it is called, and the inline
+  history reads the result's array and dtype from the inline kernel.
+
+Each node is compared slot by slot with the one the general path (the dispatcher and
+the VariableType wrapper) builds for the same call; values against hand math.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradgen
+from gradgen import dispatch
+from gradgen.generated import functions, operators, variable_type
+from gradgen.graph import Node
+from gradgen.saved_variable import SavedVariable
+
+
+def _slots(node: Node) -> dict[str, Any]:
+    """Every slot the node has set, by name (its class's and Node's)."""
+    values: dict[str, Any] = {}
+    for cls in type(node).__mro__:
+        for name in cls.__dict__.get("__slots__", ()):
+            if name != "__weakref__" and hasattr(node, name):
+                values[name] = getattr(node, name)
+    return values
+
+
+def _general(handle: dispatch.OperatorHandle, *args: Any) -> gradgen.Tensor:
+    """The same call through the dispatcher and the VariableType wrapper."""
+    return handle.call(*args)  # type: ignore[no-any-return]
+
+
+def _leaf(values: object) -> gradgen.Tensor:
+    return gradgen.tensor(values, dtype=gradgen.float64, requires_grad=True)
+
+
+CASES = [
+    ("mul", lambda x, y: (operators.mul_Tensor, (x, y))),
+    ("add", lambda x, y: (operators.add_Tensor, (x, y, 1))),
+    ("sub", lambda x, y: (operators.sub_Tensor, (x, y, 2))),
+    ("pow_scalar", lambda x, y: (operators.pow_Tensor_Scalar, (x, 3))),
+    ("exp", lambda x, y: (operators.exp, (x,))),
+    ("mul_one_leaf", lambda x, y: (operators.mul_Tensor, (x, y.detach()))),
+]
+
+
+@pytest.mark.parametrize("name, make", CASES, ids=[c[0] for c in CASES])
+def test_the_fast_paths_node_has_every_slot_of_the_constructed_one(
+    name: str, make: Any
+) -> None:
+    x = _leaf([1.5, -2.0, 0.25])
+    y = _leaf([3.0, 0.5, -4.0])
+    handle, args = make(x, y)
+    assert handle.fast is not handle.call  # the operator has a generated fast path
+    fast = handle.fast(*args)
+    general = _general(handle, *args)
+    fast_slots = _slots(fast.grad_fn)
+    general_slots = _slots(general.grad_fn)
+    assert type(fast.grad_fn) is type(general.grad_fn)
+    # Numbered in creation order from the one counter: the later node runs first.
+    assert (
+        general_slots.pop("_sequence_number") > fast_slots.pop("_sequence_number") >= 0
+    )
+    assert fast_slots.keys() == general_slots.keys()
+    for slot, value in general_slots.items():
+        other = fast_slots[slot]
+        if isinstance(value, SavedVariable):  # an output saved: each its own
+            assert type(other) is SavedVariable, slot
+            assert other._output == value._output, slot
+            saved, expected = other.unpack(fast.grad_fn), value.unpack(general.grad_fn)
+            assert saved.tolist() == expected.tolist(), slot
+        elif isinstance(value, gradgen.Tensor):
+            assert other is value or other.tolist() == value.tolist(), slot
+        else:
+            assert other == value, slot
+    assert fast.tolist() == general.tolist()
+
+
+def test_a_saved_variable_slot_the_guard_skips_is_none_as_init_sets_it() -> None:
+    # x * c with c not requiring grad: `self_` (used only for c's gradient) is not
+    # saved, and reads None as the constructor leaves it.
+    x = _leaf([2.0, 3.0])
+    c = gradgen.tensor([5.0, 7.0], dtype=gradgen.float64)
+    node = (x * c).grad_fn
+    assert isinstance(node, functions.MulBackward0)
+    assert node.self_ is None and node.other_ is c
+    assert node._extras is None and node._num_edges == 2 and node._fn1 is None
+    y = x * c
+    y.sum().backward()
+    assert x.grad is not None and x.grad.tolist() == [5.0, 7.0]
+
+
+def test_a_new_output_shape_takes_set_history_with_empty_metadata_first() -> None:
+    # A shape no op has produced yet misses ONE_OUTPUT_METADATA: set_history enters it.
+    x = _leaf(np.arange(1.0, 1.0 + 3 * 7 * 11 * 13).reshape(3, 7, 11, 13))
+    y = x * x
+    assert y.grad_fn is not None
+    assert y.grad_fn._input_metadata == (((3, 7, 11, 13), np.dtype(np.float64)),)
+    y.sum().backward()
+    assert x.grad is not None
+    assert np.array_equal(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+def test_anomaly_mode_records_the_forward_stack_through_the_general_path() -> None:
+    x = _leaf([1.0, 2.0])
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with gradgen.autograd.detect_anomaly():
+            y = x * x
+            z = x - 0.5
+    for result in (y, z):
+        assert result.grad_fn is not None
+        stack = result.grad_fn.metadata["traceback_"]
+        assert any("test_fwd2_s10.py" in line for line in stack)
+    # Outside it, no metadata and no extras object.
+    w = x * x
+    assert w.grad_fn is not None and w.grad_fn._extras is None
+
+
+def test_no_grad_and_an_untracked_call_still_return_the_kernels_result() -> None:
+    x = gradgen.tensor([1.0, -2.0], dtype=gradgen.float64)
+    assert variable_type.fast_mul_Tensor(x, x).grad_fn is None
+    with gradgen.no_grad():
+        y = _leaf([3.0, 4.0])
+        out = variable_type.fast_mul_Tensor(y, y)
+    assert out.grad_fn is None and out.tolist() == [9.0, 16.0]
+
+
+def test_zero_d_results_keep_their_bits_and_history() -> None:
+    # W1's shape: 0-d float64 leaves; values by hand.
+    a = gradgen.tensor(2.0, dtype=gradgen.float64, requires_grad=True)
+    b = gradgen.tensor(6.0, dtype=gradgen.float64, requires_grad=True)
+    q = 3 * a**3 - b**2
+    assert q.item() == 3 * 8.0 - 36.0
+    assert q.grad_fn is not None and q.grad_fn._input_metadata[0][0] == ()
+    q.backward()
+    assert a.grad is not None and b.grad is not None
+    assert a.grad.item() == 36.0 and b.grad.item() == -12.0
