@@ -75,6 +75,11 @@ class ForwardADIR:
     keeps_original_self: bool  # in-place and a formula reads self_p
 
 
+# The operators of Python's `+`, `-` and `*` on two tensors or a tensor and a number
+# (tensor_api.DUNDERS): each gets a dunder_NAME beside its fast path.
+DUNDER_OPERATORS = ("add.Tensor", "sub.Tensor", "mul.Tensor")
+
+
 @dataclass(frozen=True)
 class OperatorIR:
     name: str  # "add.Tensor"
@@ -125,6 +130,14 @@ class OperatorIR:
             and self.autograd.edges_function in ("next_edges_1", "next_edges_2")
             and self.autograd.plain_inputs
         )
+
+    @property
+    def dunder_fast_path(self) -> bool:
+        """Whether variable_type.py also gives the operator `dunder_<identifier>(self,
+        other)`, what Python's binary operator on a Tensor calls (`x * y`,
+        Tensor.__mul__ and __rmul__): the method binding's conversion of `other` and the
+        fast path in one frame."""
+        return self.fast_path and self.name in DUNDER_OPERATORS
 
     @property
     def inplace_fast_path(self) -> bool:

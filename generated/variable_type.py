@@ -27,10 +27,11 @@ from gradgen.dispatch import (
     forward_ad_levels,
     redispatch,
 )
+from gradgen.arguments import tensor_argument
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVariableList
-from gradgen.tensor import Number, Tensor, array_tensor, new_object
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, array_tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
     ONE_OUTPUT_METADATA,
@@ -45501,6 +45502,400 @@ def fast__fft_c2c(
     )
     value = result._data
     dtype_0 = value.dtype
+    # set_history's common case inline: an output shape and dtype seen before (the
+    # result's array and dtype are `value` and `dtype_0` here).
+    metadata = ONE_OUTPUT_METADATA.get(value.shape)
+    if metadata is not None and metadata[0][1] is dtype_0:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        grad_fn._input_metadata = ()
+        set_history(result, grad_fn)
+    return result
+
+
+def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
+    """Python's operator over add.Tensor (tensor_api.DUNDERS): the method binding's conversion of `other`, then the fast path, in one frame."""
+    if type(other) is not Tensor:
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "add", "other", 1, True)
+    alpha = 1
+    handle = operators.add_Tensor
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd (looked up where called)
+    if not grad_mode_state.enabled:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    if anomaly_mode._enabled:  # the node records the forward's stack: the general path
+        return handle.call(self, other, alpha)
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
+    if self._base is not None:
+        refresh_view(self)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        fn_0 = accumulator
+    if other._base is not None:
+        refresh_view(other)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    # The node without its two `__init__` frames: Node's fields (`_input_metadata` with
+    # the history below), then its class's own, as `__init__` sets them.
+    grad_fn = new_object(functions.AddBackward0)
+    grad_fn._sequence_number = next(SEQUENCE_NUMBERS)
+    grad_fn._extras = None
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
+    array_0 = self._data
+    array_1 = other._data
+    dtype_0 = array_0.dtype
+    dtype_1 = array_1.dtype
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    if dtype_0 is not dtype_1:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and dtype_0.kind in "fc"
+            and dtype_1.kind in "biuf"
+        ):
+            array_1 = array_1.astype(dtype_0)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and dtype_1.kind in "fc"
+            and dtype_0.kind in "biuf"
+        ):
+            dtype_0 = dtype_1
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
+    if (
+        dtype_0 is not None
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and dtype_0 in SCALAR_TYPES
+    ):
+        try:
+            value = np.add(array_0, array_1, out=ARRAY_OUT) if alpha == 1 else None
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is dtype_0:
+                result = array_tensor(value)
+        elif type(value) is dtype_0.type:
+            value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
+            dtype_0 = value.dtype
+            result = array_tensor(value)
+    if result is None:
+        result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+        value = result._data
+        dtype_0 = value.dtype
+    # set_history's common case inline: an output shape and dtype seen before (the
+    # result's array and dtype are `value` and `dtype_0` here).
+    metadata = ONE_OUTPUT_METADATA.get(value.shape)
+    if metadata is not None and metadata[0][1] is dtype_0:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        grad_fn._input_metadata = ()
+        set_history(result, grad_fn)
+    return result
+
+
+def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
+    """Python's operator over sub.Tensor (tensor_api.DUNDERS): the method binding's conversion of `other`, then the fast path, in one frame."""
+    if type(other) is not Tensor:
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "sub", "other", 1, True)
+    alpha = 1
+    handle = operators.sub_Tensor
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, other, alpha)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd (looked up where called)
+    if not grad_mode_state.enabled:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    if anomaly_mode._enabled:  # the node records the forward's stack: the general path
+        return handle.call(self, other, alpha)
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
+    if self._base is not None:
+        refresh_view(self)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        fn_0 = accumulator
+    if other._base is not None:
+        refresh_view(other)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+    # The node without its two `__init__` frames: Node's fields (`_input_metadata` with
+    # the history below), then its class's own, as `__init__` sets them.
+    grad_fn = new_object(functions.SubBackward0)
+    grad_fn._sequence_number = next(SEQUENCE_NUMBERS)
+    grad_fn._extras = None
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
+    array_0 = self._data
+    array_1 = other._data
+    dtype_0 = array_0.dtype
+    dtype_1 = array_1.dtype
+    grad_fn.alpha = alpha
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    if dtype_0 is not dtype_1:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and dtype_0.kind in "fc"
+            and dtype_1.kind in "biuf"
+        ):
+            array_1 = array_1.astype(dtype_0)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and dtype_1.kind in "fc"
+            and dtype_0.kind in "biuf"
+        ):
+            dtype_0 = dtype_1
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
+    if (
+        dtype_0 is not None
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and dtype_0 in SCALAR_TYPES
+        and dtype_0.kind in "iufc"
+    ):
+        try:
+            value = (
+                np.subtract(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1
+                else np.subtract(
+                    array_0, np.multiply(alpha, array_1, out=ARRAY_OUT), out=ARRAY_OUT
+                )
+            )
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is dtype_0:
+                result = array_tensor(value)
+        elif type(value) is dtype_0.type:
+            value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
+            dtype_0 = value.dtype
+            result = array_tensor(value)
+    if result is None:
+        result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
+        value = result._data
+        dtype_0 = value.dtype
+    # set_history's common case inline: an output shape and dtype seen before (the
+    # result's array and dtype are `value` and `dtype_0` here).
+    metadata = ONE_OUTPUT_METADATA.get(value.shape)
+    if metadata is not None and metadata[0][1] is dtype_0:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        grad_fn._input_metadata = ()
+        set_history(result, grad_fn)
+    return result
+
+
+def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
+    """Python's operator over mul.Tensor (tensor_api.DUNDERS): the method binding's conversion of `other`, then the fast path, in one frame."""
+    if type(other) is not Tensor:
+        if type(other) is float:
+            other = WRAPPED_FLOATS.get(other, other)
+        if type(other) is not Tensor:
+            other = tensor_argument(other, "mul", "other", 1, True)
+    handle = operators.mul_Tensor
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, other)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd (looked up where called)
+    if not grad_mode_state.enabled:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    if anomaly_mode._enabled:  # the node records the forward's stack: the general path
+        return handle.call(self, other)
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
+    if self._base is not None:
+        refresh_view(self)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._get_grad_accumulator()
+        fn_0 = accumulator
+    if other._base is not None:
+        refresh_view(other)
+    nr_1 = 0
+    fn_1 = other._grad_fn
+    if fn_1 is not None:
+        nr_1 = other._output_nr
+    elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = other._grad_accumulator and other._grad_accumulator()
+        if accumulator is None:
+            accumulator = other._get_grad_accumulator()
+        fn_1 = accumulator
+    if fn_0 is None and fn_1 is None:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+    # The node without its two `__init__` frames: Node's fields (`_input_metadata` with
+    # the history below), then its class's own, as `__init__` sets them.
+    grad_fn = new_object(functions.MulBackward0)
+    grad_fn._sequence_number = next(SEQUENCE_NUMBERS)
+    grad_fn._extras = None
+    grad_fn.other_ = None
+    grad_fn.self_ = None
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 2
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._fn1 = fn_1
+    grad_fn._nr1 = nr_1
+    if fn_0 is None:
+        grad_fn._topological_nr = fn_1._topological_nr + 1  # type: ignore[union-attr]
+    elif fn_1 is None or fn_0._topological_nr >= fn_1._topological_nr:
+        grad_fn._topological_nr = fn_0._topological_nr + 1
+    else:
+        grad_fn._topological_nr = fn_1._topological_nr + 1
+    # The operands' arrays and dtypes for the inline kernel below (an array's `.dtype`
+    # is a descriptor call each time, so it is read once; the saves read it too).
+    array_0 = self._data
+    array_1 = other._data
+    dtype_0 = array_0.dtype
+    dtype_1 = array_1.dtype
+    if grad_fn._fn0 is not None:
+        grad_fn.other_ = (
+            other
+            if other._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(other)
+        )
+    grad_fn.other_scalar_type = SCALAR_TYPES[dtype_1]
+    if grad_fn._fn1 is not None:
+        grad_fn.self_ = (
+            self
+            if self._version_counter is None and not OPEN_HOOKS[0]
+            else SavedVariable.input(self)
+        )
+    grad_fn.self_scalar_type = SCALAR_TYPES[dtype_0]
+    # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
+    # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
+    # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
+    result = None
+    if dtype_0 is not dtype_1:
+        # A wrapped number of no higher category than the float or complex tensor it
+        # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
+        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        if (
+            other._is_wrapped_number
+            and not self._is_wrapped_number
+            and dtype_0.kind in "fc"
+            and dtype_1.kind in "biuf"
+        ):
+            array_1 = array_1.astype(dtype_0)
+        elif (
+            self._is_wrapped_number
+            and not other._is_wrapped_number
+            and dtype_1.kind in "fc"
+            and dtype_0.kind in "biuf"
+        ):
+            dtype_0 = dtype_1
+            array_0 = array_0.astype(dtype_0)
+        else:
+            dtype_0 = None
+    if (
+        dtype_0 is not None
+        and not (self._is_wrapped_number and other._is_wrapped_number)
+        and dtype_0 in SCALAR_TYPES
+    ):
+        try:
+            value = np.multiply(array_0, array_1, out=ARRAY_OUT)
+        except ValueError:
+            value = None
+        if type(value) is ndarray:
+            if value.dtype is dtype_0:
+                result = array_tensor(value)
+        elif type(value) is dtype_0.type:
+            value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
+            dtype_0 = value.dtype
+            result = array_tensor(value)
+    if result is None:
+        result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
+        value = result._data
+        dtype_0 = value.dtype
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import gradgen
+import gradgen.autograd.forward_ad as fwAD
 from gradgen import dispatch
 from gradgen.generated import functions, operators, variable_type
 from gradgen.graph import Node
@@ -144,3 +145,58 @@ def test_zero_d_results_keep_their_bits_and_history() -> None:
     q.backward()
     assert a.grad is not None and b.grad is not None
     assert a.grad.item() == 36.0 and b.grad.item() == -12.0
+
+
+# -- the fused dunders: `x + y`, `x - y`, `x * y` --------------------------------------
+
+
+def test_the_binary_operators_are_the_fused_dunders() -> None:
+    assert gradgen.Tensor.__mul__ is variable_type.dunder_mul_Tensor
+    assert gradgen.Tensor.__rmul__ is variable_type.dunder_mul_Tensor
+    assert gradgen.Tensor.__add__ is variable_type.dunder_add_Tensor
+    assert gradgen.Tensor.__radd__ is variable_type.dunder_add_Tensor
+    assert gradgen.Tensor.__sub__ is variable_type.dunder_sub_Tensor
+
+
+@pytest.mark.parametrize(
+    "other", [2.5, 3, True, gradgen.tensor([0.5, -1.0], dtype=gradgen.float64)]
+)
+def test_the_fused_dunders_match_the_methods(other: Any) -> None:
+    x = _leaf([1.5, -2.0])
+    for fused, method in (
+        (x * other, x.mul(other)),
+        (other * x, x.mul(other)),
+        (x + other, x.add(other)),
+        (other + x, x.add(other)),
+        (x - other, x.sub(other)),
+    ):
+        assert fused.dtype is method.dtype
+        assert np.array_equal(fused.detach().numpy(), method.detach().numpy())
+        assert type(fused.grad_fn) is type(method.grad_fn)
+
+
+def test_the_fused_dunders_keep_the_bindings_errors_and_modes() -> None:
+    x = _leaf([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"argument 'other' \(position 1\) must be"):
+        x * "a"
+    with pytest.raises(TypeError, match=r"argument 'other' \(position 1\) must be"):
+        x - [1.0]
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(2\) must match"):
+        x + gradgen.ones(3)
+    # A bool tensor minus a bool tensor: the kernel's (PyTorch's) error.
+    flags = gradgen.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator"):
+        flags - flags
+    # The profiler sees the call (the dispatcher's detour), under no_grad nothing records.
+    with gradgen.profiler.profile() as prof:
+        x * x
+    assert any(event.name == "aten::mul" for event in prof.events())
+    with gradgen.no_grad():
+        assert (x + 1).grad_fn is None
+    # Forward AD: the tangent of x * x is 2 * x * t.
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(
+            gradgen.tensor([3.0]), gradgen.tensor([1.0], dtype=gradgen.float32)
+        )
+        tangent = fwAD.unpack_dual(dual * dual).tangent
+    assert tangent is not None and tangent.tolist() == [6.0]
