@@ -49200,3 +49200,6 @@ operators.special_i1e.fast = fast_special_i1e
 operators._fft_r2c.fast = fast__fft_r2c
 operators._fft_c2r.fast = fast__fft_c2r
 operators._fft_c2c.fast = fast__fft_c2c
+operators.DUNDERS["dunder_add_Tensor"] = dunder_add_Tensor
+operators.DUNDERS["dunder_sub_Tensor"] = dunder_sub_Tensor
+operators.DUNDERS["dunder_mul_Tensor"] = dunder_mul_Tensor

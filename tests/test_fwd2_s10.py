@@ -200,3 +200,35 @@ def test_the_fused_dunders_keep_the_bindings_errors_and_modes() -> None:
         )
         tangent = fwAD.unpack_dual(dual * dual).tangent
     assert tangent is not None and tangent.tolist() == [6.0]
+
+
+# -- overloaded bindings and the leaf's accumulator ------------------------------------
+
+
+def test_an_overloaded_binding_calls_the_fast_path() -> None:
+    # x.sum() and x.mean() resolve an overload, then call the operator's fast path
+    # (which hands every mode to the dispatcher): the result records SumBackward0.
+    x = _leaf([1.0, 2.0, 4.0])
+    total = x.sum()
+    assert type(total.grad_fn).__name__ == "SumBackward0" and total.item() == 7.0
+    assert x.mean().item() == 7.0 / 3
+    assert gradgen.sum(x, 0).item() == 7.0
+    with gradgen.profiler.profile() as prof:
+        x.sum()
+    assert any(event.name == "aten::sum" for event in prof.events())
+
+
+def test_a_leaf_gets_one_accumulator_per_graph_and_the_same_one_within() -> None:
+    x = _leaf([1.0, 2.0])
+    first = x * 2.0
+    second = x * 3.0
+    assert first.grad_fn is not None and second.grad_fn is not None
+    node = first.grad_fn._fn0
+    assert node is second.grad_fn._fn0 and node is x._get_grad_accumulator()
+    assert type(node).__name__ == "AccumulateGrad" and node.variable is x
+    (first + second).sum().backward()
+    assert x.grad is not None and x.grad.tolist() == [5.0, 5.0]
+    del first, second, node
+    # Held weakly, as PyTorch's: the next graph gets a new one.
+    assert x._grad_accumulator is not None and x._grad_accumulator() is None
+    assert gradgen.tensor([1.0])._get_grad_accumulator() is None

@@ -36,7 +36,7 @@ from .factories import full, legacy_data
 from .legacy_tensors import tensor_type
 from .random import METHODS as RANDOM_METHODS
 from .factories import tensor as _new_tensor
-from .generated import operators, ops, variable_type
+from .generated import operators, ops
 from .functional import nonzero, unique, unique_consecutive
 from .norms import tensor_norm
 from .tensor import HOOKS, Number, Size, Tensor, wrap_number
@@ -303,8 +303,8 @@ class Dunder(NamedTuple):
     operator: str  # a Tensor method; with `reflected`, the function gradgen.NAME
     reflected: bool = False  # called as gradgen.NAME(other, self): a number on the left
     not_implemented: bool = False  # a TypeError (neither tensor nor number) gives it
-    # The generated variable_type.dunder_NAME that is the method itself: the method's
-    # binding and the operator's fast path in one frame ("": the Tensor method).
+    # The generated variable_type.dunder_NAME (in operators.DUNDERS) that is the method
+    # itself: the method's binding and the fast path in one frame ("": the method).
     fused: str = ""
 
 
@@ -348,7 +348,7 @@ def _dunder(spec: Dunder, cls: type) -> Binary:
     """The method for one row of DUNDERS: the operator looked up once, here, so that
     `x + y` costs what a hand-written `self.add(other)` does (or less: `fused`)."""
     if spec.fused:
-        return getattr(variable_type, spec.fused)  # type: ignore[no-any-return]
+        return operators.DUNDERS[spec.fused]
     call = (
         getattr(ops, spec.operator) if spec.reflected else getattr(cls, spec.operator)
     )
