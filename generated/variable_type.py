@@ -31,7 +31,7 @@ from gradgen.arguments import tensor_argument
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVariableList
-from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, array_tensor, new_object
+from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
     ONE_OUTPUT_METADATA,
@@ -21653,7 +21653,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -21685,16 +21685,32 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -21772,7 +21788,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -21811,16 +21827,32 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -21911,7 +21943,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -21943,16 +21975,32 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -22010,7 +22058,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
-    result = None
+    value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
     if (
@@ -22020,16 +22068,32 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     ):
         value = array_0**exponent
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # a 0-d result: numpy's scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -24056,7 +24120,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -24089,16 +24153,32 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -24210,7 +24290,7 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
-    result = None
+    value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
     if (
@@ -24220,16 +24300,32 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     ):
         value = np.add(array_0, other, out=ARRAY_OUT) if alpha == 1 else None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # a 0-d result: numpy's scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -24281,7 +24377,7 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
-    result = None
+    value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
     if (
@@ -24291,16 +24387,32 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     ):
         value = np.subtract(array_0, other, out=ARRAY_OUT) if alpha == 1 else None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # a 0-d result: numpy's scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -24353,7 +24465,7 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
     # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
-    result = None
+    value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
     if (
@@ -24363,16 +24475,32 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     ):
         value = np.multiply(array_0, other, out=ARRAY_OUT)
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # a 0-d result: numpy's scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -45585,7 +45713,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -45617,16 +45745,32 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -45710,7 +45854,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -45749,16 +45893,32 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)
@@ -45854,7 +46014,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     # The kernel's common case inline: two arrays of one dtype (not two wrapped numbers)
     # and numpy's result in it; any other case (promotion, a broadcasting error) calls it.
     # Its operators are numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one.
-    result = None
+    value = None
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
@@ -45886,16 +46046,32 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
         except ValueError:
             value = None
         if type(value) is ndarray:
-            if value.dtype is dtype_0:
-                result = array_tensor(value)
+            if value.dtype is not dtype_0:
+                value = None
         elif type(value) is dtype_0.type:
             value = np.asarray(value)  # numpy < 2.3: a 0-d scalar
             dtype_0 = value.dtype
-            result = array_tensor(value)
-    if result is None:
+        else:
+            value = None
+    if value is None:
         result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
         value = result._data
         dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
     # set_history's common case inline: an output shape and dtype seen before (the
     # result's array and dtype are `value` and `dtype_0` here).
     metadata = ONE_OUTPUT_METADATA.get(value.shape)

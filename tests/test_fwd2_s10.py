@@ -232,3 +232,20 @@ def test_a_leaf_gets_one_accumulator_per_graph_and_the_same_one_within() -> None
     # Held weakly, as PyTorch's: the next graph gets a new one.
     assert x._grad_accumulator is not None and x._grad_accumulator() is None
     assert gradgen.tensor([1.0])._get_grad_accumulator() is None
+
+
+def _tensor_slots(tensor: gradgen.Tensor) -> dict[str, Any]:
+    return {
+        name: getattr(tensor, name)
+        for name in gradgen.Tensor.__slots__
+        if name not in ("__weakref__", "_data", "_grad_fn")
+    }
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_the_inline_result_tensor_has_the_fields_init_gives(shape: tuple[int]) -> None:
+    x = gradgen.tensor(np.full(shape, 1.5), requires_grad=True)
+    reference = _tensor_slots(gradgen.Tensor(np.zeros(shape)))
+    for result in (x * x, x + 0.5, x - x, x**3, x * 2):
+        assert type(result._data) is np.ndarray and result._data.shape == shape
+        assert _tensor_slots(result) == reference
