@@ -165,7 +165,19 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         plain_inputs=all(
             _is_plain_tensor(function, n) for n in info.args_with_derivatives
         ),
+        node_fields=_node_fields(info),
     )
+
+
+def _node_fields(info: DifferentiabilityInfo) -> tuple[tuple[str, bool | None], ...]:
+    """What the Backward class's `__init__` sets (functions.py.j2): every saved
+    variable None, and `retain_variables` True when a formula reads it."""
+    fields: list[tuple[str, bool | None]] = [
+        (a.name, None) for a in info.saved if a.kind is not SavedKind.VALUE
+    ]
+    if any(d.formula.uses_retain_variables for d in info.derivatives):
+        fields.append(("retain_variables", True))
+    return tuple(fields)
 
 
 def _histories(info: DifferentiabilityInfo, outputs: dict[str, str]) -> tuple[str, ...]:

@@ -39,7 +39,10 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         # The operator's fast path when it has one (`call` itself otherwise).
         call_target = f"operators.{function.identifier}.fast"
     call = f"{call_target}({', '.join(call_names)})"
-    signature_target = target
+    # An overload's Signature calls the fast path too (`x.sum()`, `x.mean()`): the
+    # bindings are made after variable_type.py set `.fast` (generated/__init__.py), and
+    # before it `.fast` is `call` itself.
+    signature_target = call_target
     if returns_tensor_list(function):
         call, signature_target = f"tuple({call})", f"tuple_result({target})"
     return BindingIR(

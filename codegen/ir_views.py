@@ -47,6 +47,10 @@ class AutogradIR:
     # Every differentiable input is a plain Tensor (not `Tensor?`, which may be None):
     # the fast path collects their edges inline.
     plain_inputs: bool = False
+    # What the node class's own `__init__` sets beyond Node's, (attribute, value), for
+    # the fast path that builds the node without its `__init__` frames; None when the
+    # node is not a generated Backward class (NotImplementedBackward: its constructor).
+    node_fields: tuple[tuple[str, bool | None], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,11 @@ class ForwardADIR:
     condition: str  # "self._fw_grad is not None or other._fw_grad is not None"
     jvps: tuple[ForwardIR, ...]  # empty: forward AD is not implemented for it
     keeps_original_self: bool  # in-place and a formula reads self_p
+
+
+# The operators of Python's `+`, `-` and `*` on two tensors or a tensor and a number
+# (tensor_api.DUNDERS): each gets a dunder_NAME beside its fast path.
+DUNDER_OPERATORS = ("add.Tensor", "sub.Tensor", "mul.Tensor")
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,14 @@ class OperatorIR:
             and self.autograd.edges_function in ("next_edges_1", "next_edges_2")
             and self.autograd.plain_inputs
         )
+
+    @property
+    def dunder_fast_path(self) -> bool:
+        """Whether variable_type.py also gives the operator `dunder_<identifier>(self,
+        other)`, what Python's binary operator on a Tensor calls (`x * y`,
+        Tensor.__mul__ and __rmul__): the method binding's conversion of `other` and the
+        fast path in one frame."""
+        return self.fast_path and self.name in DUNDER_OPERATORS
 
     @property
     def inplace_fast_path(self) -> bool:

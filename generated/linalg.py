@@ -659,7 +659,7 @@ pinv = Overloads(
     (
         # linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
         Signature(
-            operators.linalg_pinv_atol_rtol_tensor.call,
+            operators.linalg_pinv_atol_rtol_tensor.fast,
             "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False",
             (
                 Param("input", "Tensor"),

@@ -3,7 +3,14 @@
 One dispatcher entry (OperatorHandle) per operator.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from gradgen.dispatch import OperatorHandle
+
+# Python's `x + y`, `x - y`, `x * y` over the fused binding and fast path, by name
+# (`dunder_mul_Tensor`): variable_type.py enters them, tensor_api installs them.
+DUNDERS: dict[str, Callable[..., Any]] = {}
 
 permute = OperatorHandle("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)")
 expand = OperatorHandle(

@@ -13163,13 +13163,13 @@ squeeze = Overloads(
     (
         # squeeze(Tensor(a) self) -> Tensor(a)
         Signature(
-            operators.squeeze.call,
+            operators.squeeze.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
         ),
         # squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
         Signature(
-            operators.squeeze_dim.call,
+            operators.squeeze_dim.fast,
             "Tensor input, int dim",
             (
                 Param("input", "Tensor"),
@@ -13403,7 +13403,7 @@ repeat_interleave = Overloads(
     (
         # repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
         Signature(
-            operators.repeat_interleave_Tensor.call,
+            operators.repeat_interleave_Tensor.fast,
             "Tensor repeats, *, int? output_size=None",
             (
                 Param("repeats", "Tensor"),
@@ -13513,7 +13513,7 @@ pow = OutOverloads(
     (
         # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         Signature(
-            operators.pow_Tensor_Scalar.call,
+            operators.pow_Tensor_Scalar.fast,
             "Tensor input, Number exponent",
             (
                 Param("input", "Tensor"),
@@ -13523,7 +13523,7 @@ pow = OutOverloads(
         ),
         # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
-            operators.pow_Tensor_Tensor.call,
+            operators.pow_Tensor_Tensor.fast,
             "Tensor input, Tensor exponent",
             (
                 Param("input", "Tensor"),
@@ -13533,7 +13533,7 @@ pow = OutOverloads(
         ),
         # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
         Signature(
-            operators.pow_Scalar.call,
+            operators.pow_Scalar.fast,
             "Number input, Tensor exponent",
             (
                 Param("input", "Scalar"),
@@ -13550,14 +13550,14 @@ round = OutOverloads(
     (
         # round(Tensor self) -> Tensor
         Signature(
-            operators.round.call,
+            operators.round.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
             accepts_out=True,
         ),
         # round.decimals(Tensor self, *, int decimals) -> Tensor
         Signature(
-            operators.round_decimals.call,
+            operators.round_decimals.fast,
             "Tensor input, *, int decimals",
             (
                 Param("input", "Tensor"),
@@ -13574,7 +13574,7 @@ div = OutOverloads(
     (
         # div.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.div_Tensor.call,
+            operators.div_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13584,7 +13584,7 @@ div = OutOverloads(
         ),
         # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         Signature(
-            operators.div_Tensor_mode.call,
+            operators.div_Tensor_mode.fast,
             "Tensor input, Tensor other, *, str? rounding_mode",
             (
                 Param("input", "Tensor"),
@@ -13602,7 +13602,7 @@ floor_divide = OutOverloads(
     (
         # floor_divide(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.floor_divide.call,
+            operators.floor_divide.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13612,7 +13612,7 @@ floor_divide = OutOverloads(
         ),
         # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.floor_divide_Scalar.call,
+            operators.floor_divide_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13628,7 +13628,7 @@ rsub = Overloads(
     (
         # rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
         Signature(
-            operators.rsub_Tensor.call,
+            operators.rsub_Tensor.fast,
             "Tensor input, Tensor other, *, Number alpha=1",
             (
                 Param("input", "Tensor"),
@@ -13640,7 +13640,7 @@ rsub = Overloads(
         ),
         # rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
         Signature(
-            operators.rsub_Scalar.call,
+            operators.rsub_Scalar.fast,
             "Tensor input, Number other, Number alpha=1",
             (
                 Param("input", "Tensor"),
@@ -13657,7 +13657,7 @@ where = OutOverloads(
     (
         # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.where_self.call,
+            operators.where_self.fast,
             "Tensor condition, Tensor input, Tensor other",
             (
                 Param("condition", "Tensor"),
@@ -13705,7 +13705,7 @@ clamp = OutOverloads(
     (
         # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         Signature(
-            operators.clamp_Tensor.call,
+            operators.clamp_Tensor.fast,
             "Tensor input, Tensor? min=None, Tensor? max=None",
             (
                 Param("input", "Tensor"),
@@ -13716,7 +13716,7 @@ clamp = OutOverloads(
         ),
         # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
-            operators.clamp.call,
+            operators.clamp.fast,
             "Tensor input, Number? min=None, Number? max=None",
             (
                 Param("input", "Tensor"),
@@ -13734,7 +13734,7 @@ clamp_ = Overloads(
     (
         # clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
         Signature(
-            operators.clamp_.call,
+            operators.clamp_.fast,
             "Tensor input, Number? min=None, Number? max=None",
             (
                 Param("input", "Tensor"),
@@ -13744,7 +13744,7 @@ clamp_ = Overloads(
         ),
         # clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
         Signature(
-            operators.clamp__Tensor.call,
+            operators.clamp__Tensor.fast,
             "Tensor input, Tensor? min=None, Tensor? max=None",
             (
                 Param("input", "Tensor"),
@@ -13761,7 +13761,7 @@ clamp_min = OutOverloads(
     (
         # clamp_min(Tensor self, Scalar min) -> Tensor
         Signature(
-            operators.clamp_min.call,
+            operators.clamp_min.fast,
             "Tensor input, Number min",
             (
                 Param("input", "Tensor"),
@@ -13771,7 +13771,7 @@ clamp_min = OutOverloads(
         ),
         # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         Signature(
-            operators.clamp_min_Tensor.call,
+            operators.clamp_min_Tensor.fast,
             "Tensor input, Tensor min",
             (
                 Param("input", "Tensor"),
@@ -13787,7 +13787,7 @@ clamp_max = OutOverloads(
     (
         # clamp_max(Tensor self, Scalar max) -> Tensor
         Signature(
-            operators.clamp_max.call,
+            operators.clamp_max.fast,
             "Tensor input, Number max",
             (
                 Param("input", "Tensor"),
@@ -13797,7 +13797,7 @@ clamp_max = OutOverloads(
         ),
         # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         Signature(
-            operators.clamp_max_Tensor.call,
+            operators.clamp_max_Tensor.fast,
             "Tensor input, Tensor max",
             (
                 Param("input", "Tensor"),
@@ -13813,7 +13813,7 @@ fmod = OutOverloads(
     (
         # fmod.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.fmod_Tensor.call,
+            operators.fmod_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13823,7 +13823,7 @@ fmod = OutOverloads(
         ),
         # fmod.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.fmod_Scalar.call,
+            operators.fmod_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13840,7 +13840,7 @@ remainder = OutOverloads(
     (
         # remainder.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.remainder_Tensor.call,
+            operators.remainder_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13850,7 +13850,7 @@ remainder = OutOverloads(
         ),
         # remainder.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.remainder_Scalar.call,
+            operators.remainder_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13867,7 +13867,7 @@ eq = OutOverloads(
     (
         # eq.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.eq_Tensor.call,
+            operators.eq_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13877,7 +13877,7 @@ eq = OutOverloads(
         ),
         # eq.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.eq_Scalar.call,
+            operators.eq_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13894,7 +13894,7 @@ ne = OutOverloads(
     (
         # ne.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.ne_Tensor.call,
+            operators.ne_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13904,7 +13904,7 @@ ne = OutOverloads(
         ),
         # ne.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.ne_Scalar.call,
+            operators.ne_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13921,7 +13921,7 @@ lt = OutOverloads(
     (
         # lt.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.lt_Tensor.call,
+            operators.lt_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13931,7 +13931,7 @@ lt = OutOverloads(
         ),
         # lt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.lt_Scalar.call,
+            operators.lt_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13948,7 +13948,7 @@ le = OutOverloads(
     (
         # le.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.le_Tensor.call,
+            operators.le_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13958,7 +13958,7 @@ le = OutOverloads(
         ),
         # le.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.le_Scalar.call,
+            operators.le_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -13975,7 +13975,7 @@ gt = OutOverloads(
     (
         # gt.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.gt_Tensor.call,
+            operators.gt_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -13985,7 +13985,7 @@ gt = OutOverloads(
         ),
         # gt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.gt_Scalar.call,
+            operators.gt_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -14002,7 +14002,7 @@ ge = OutOverloads(
     (
         # ge.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.ge_Tensor.call,
+            operators.ge_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -14012,7 +14012,7 @@ ge = OutOverloads(
         ),
         # ge.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.ge_Scalar.call,
+            operators.ge_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -14029,7 +14029,7 @@ fill = Overloads(
     (
         # fill.Scalar(Tensor self, Scalar value) -> Tensor
         Signature(
-            operators.fill_Scalar.call,
+            operators.fill_Scalar.fast,
             "Tensor input, Number value",
             (
                 Param("input", "Tensor"),
@@ -14038,7 +14038,7 @@ fill = Overloads(
         ),
         # fill.Tensor(Tensor self, Tensor value) -> Tensor
         Signature(
-            operators.fill_Tensor.call,
+            operators.fill_Tensor.fast,
             "Tensor input, Tensor value",
             (
                 Param("input", "Tensor"),
@@ -14054,7 +14054,7 @@ fill_ = Overloads(
     (
         # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         Signature(
-            operators.fill__Scalar.call,
+            operators.fill__Scalar.fast,
             "Tensor input, Number value",
             (
                 Param("input", "Tensor"),
@@ -14063,7 +14063,7 @@ fill_ = Overloads(
         ),
         # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         Signature(
-            operators.fill__Tensor.call,
+            operators.fill__Tensor.fast,
             "Tensor input, Tensor value",
             (
                 Param("input", "Tensor"),
@@ -14079,7 +14079,7 @@ lerp = OutOverloads(
     (
         # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         Signature(
-            operators.lerp_Scalar.call,
+            operators.lerp_Scalar.fast,
             "Tensor input, Tensor end, Number weight",
             (
                 Param("input", "Tensor"),
@@ -14090,7 +14090,7 @@ lerp = OutOverloads(
         ),
         # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         Signature(
-            operators.lerp_Tensor.call,
+            operators.lerp_Tensor.fast,
             "Tensor input, Tensor end, Tensor weight",
             (
                 Param("input", "Tensor"),
@@ -14392,7 +14392,7 @@ copysign = Overloads(
     (
         # copysign.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.copysign_Tensor.call,
+            operators.copysign_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -14401,7 +14401,7 @@ copysign = Overloads(
         ),
         # copysign.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.copysign_Scalar.call,
+            operators.copysign_Scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -14417,7 +14417,7 @@ clamp_min_ = Overloads(
     (
         # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
         Signature(
-            operators.clamp_min_.call,
+            operators.clamp_min_.fast,
             "Tensor input, Number min",
             (
                 Param("input", "Tensor"),
@@ -14426,7 +14426,7 @@ clamp_min_ = Overloads(
         ),
         # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
         Signature(
-            operators.clamp_min__Tensor.call,
+            operators.clamp_min__Tensor.fast,
             "Tensor input, Tensor min",
             (
                 Param("input", "Tensor"),
@@ -14442,7 +14442,7 @@ clamp_max_ = Overloads(
     (
         # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
         Signature(
-            operators.clamp_max_.call,
+            operators.clamp_max_.fast,
             "Tensor input, Number max",
             (
                 Param("input", "Tensor"),
@@ -14451,7 +14451,7 @@ clamp_max_ = Overloads(
         ),
         # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
         Signature(
-            operators.clamp_max__Tensor.call,
+            operators.clamp_max__Tensor.fast,
             "Tensor input, Tensor max",
             (
                 Param("input", "Tensor"),
@@ -14501,13 +14501,13 @@ round_ = Overloads(
     (
         # round_(Tensor(a!) self) -> Tensor(a!)
         Signature(
-            operators.round_.call,
+            operators.round_.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
         ),
         # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
         Signature(
-            operators.round__decimals.call,
+            operators.round__decimals.fast,
             "Tensor input, *, int decimals",
             (
                 Param("input", "Tensor"),
@@ -14523,7 +14523,7 @@ bernoulli = OutOverloads(
     (
         # bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
         Signature(
-            operators.bernoulli.call,
+            operators.bernoulli.fast,
             "Tensor input, *, any generator=None",
             (
                 Param("input", "Tensor"),
@@ -14539,7 +14539,7 @@ bernoulli = OutOverloads(
         ),
         # bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
         Signature(
-            operators.bernoulli_p.call,
+            operators.bernoulli_p.fast,
             "Tensor input, float p, *, any generator=None",
             (
                 Param("input", "Tensor"),
@@ -14562,7 +14562,7 @@ sum = OutOverloads(
     (
         # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.sum.call,
+            operators.sum.fast,
             "Tensor input, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14577,7 +14577,7 @@ sum = OutOverloads(
         ),
         # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.sum_dim_IntList.call,
+            operators.sum_dim_IntList.fast,
             "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14602,7 +14602,7 @@ mean = OutOverloads(
     (
         # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.mean.call,
+            operators.mean.fast,
             "Tensor input, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14618,7 +14618,7 @@ mean = OutOverloads(
         ),
         # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.mean_dim.call,
+            operators.mean_dim.fast,
             "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14643,7 +14643,7 @@ prod = OutOverloads(
     (
         # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.prod.call,
+            operators.prod.fast,
             "Tensor input, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14658,7 +14658,7 @@ prod = OutOverloads(
         ),
         # prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.prod_dim_int.call,
+            operators.prod_dim_int.fast,
             "Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("input", "Tensor"),
@@ -14683,7 +14683,7 @@ max = OutOverloads(
     (
         # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.max_dim.call,
+            operators.max_dim.fast,
             "Tensor input, int dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14694,7 +14694,7 @@ max = OutOverloads(
         ),
         # max(Tensor self) -> Tensor
         Signature(
-            operators.max.call,
+            operators.max.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
             accepts_out=True,
@@ -14708,7 +14708,7 @@ min = OutOverloads(
     (
         # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.min_dim.call,
+            operators.min_dim.fast,
             "Tensor input, int dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14719,7 +14719,7 @@ min = OutOverloads(
         ),
         # min(Tensor self) -> Tensor
         Signature(
-            operators.min.call,
+            operators.min.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
             accepts_out=True,
@@ -14754,7 +14754,7 @@ var = OutOverloads(
         ),
         # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.var_correction.call,
+            operators.var_correction.fast,
             "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14806,7 +14806,7 @@ std = OutOverloads(
         ),
         # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.std_correction.call,
+            operators.std_correction.fast,
             "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14837,7 +14837,7 @@ sort = OutOverloads(
     (
         # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.sort.call,
+            operators.sort.fast,
             "Tensor input, int dim=-1, bool descending=False",
             (
                 Param("input", "Tensor"),
@@ -14848,7 +14848,7 @@ sort = OutOverloads(
         ),
         # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.sort_stable.call,
+            operators.sort_stable.fast,
             "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
             (
                 Param("input", "Tensor"),
@@ -14907,13 +14907,13 @@ median = Overloads(
     (
         # median(Tensor self) -> Tensor
         Signature(
-            operators.median.call,
+            operators.median.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
         ),
         # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.median_dim.call,
+            operators.median_dim.fast,
             "Tensor input, int dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14930,13 +14930,13 @@ nanmedian = Overloads(
     (
         # nanmedian(Tensor self) -> Tensor
         Signature(
-            operators.nanmedian.call,
+            operators.nanmedian.fast,
             "Tensor input",
             (Param("input", "Tensor"),),
         ),
         # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.nanmedian_dim.call,
+            operators.nanmedian_dim.fast,
             "Tensor input, int dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -14973,7 +14973,7 @@ std_mean = Overloads(
         ),
         # std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
         Signature(
-            operators.std_mean_correction.call,
+            operators.std_mean_correction.fast,
             "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -15023,7 +15023,7 @@ var_mean = Overloads(
         ),
         # var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
         Signature(
-            operators.var_mean_correction.call,
+            operators.var_mean_correction.fast,
             "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -15139,7 +15139,7 @@ searchsorted = Overloads(
     (
         # searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
         Signature(
-            operators.searchsorted_Tensor.call,
+            operators.searchsorted_Tensor.fast,
             "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
             (
                 Param("sorted_sequence", "Tensor"),
@@ -15168,7 +15168,7 @@ searchsorted = Overloads(
         ),
         # searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
         Signature(
-            operators.searchsorted_Scalar.call,
+            operators.searchsorted_Scalar.fast,
             "Tensor sorted_sequence, Number input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
             (
                 Param("sorted_sequence", "Tensor"),
@@ -15204,7 +15204,7 @@ bucketize = Overloads(
     (
         # bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
         Signature(
-            operators.bucketize_Tensor.call,
+            operators.bucketize_Tensor.fast,
             "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False",
             (
                 Param("input", "Tensor"),
@@ -15223,7 +15223,7 @@ bucketize = Overloads(
         ),
         # bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
         Signature(
-            operators.bucketize_Scalar.call,
+            operators.bucketize_Scalar.fast,
             "Number input, Tensor boundaries, *, bool out_int32=False, bool right=False",
             (
                 Param("input", "Scalar"),
@@ -15249,7 +15249,7 @@ count_nonzero = Overloads(
     (
         # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
         Signature(
-            operators.count_nonzero_dim_IntList.call,
+            operators.count_nonzero_dim_IntList.fast,
             "Tensor input, int[] dim",
             (
                 Param("input", "Tensor"),
@@ -15258,7 +15258,7 @@ count_nonzero = Overloads(
         ),
         # count_nonzero(Tensor self, int? dim=None) -> Tensor
         Signature(
-            operators.count_nonzero.call,
+            operators.count_nonzero.fast,
             "Tensor input, int? dim=None",
             (
                 Param("input", "Tensor"),
@@ -15274,7 +15274,7 @@ scatter = OutOverloads(
     (
         # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
         Signature(
-            operators.scatter_src.call,
+            operators.scatter_src.fast,
             "Tensor input, int dim, Tensor index, Tensor src",
             (
                 Param("input", "Tensor"),
@@ -15286,7 +15286,7 @@ scatter = OutOverloads(
         ),
         # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
-            operators.scatter_value.call,
+            operators.scatter_value.fast,
             "Tensor input, int dim, Tensor index, Number value",
             (
                 Param("input", "Tensor"),
@@ -15298,7 +15298,7 @@ scatter = OutOverloads(
         ),
         # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         Signature(
-            operators.scatter_reduce.call,
+            operators.scatter_reduce.fast,
             "Tensor input, int dim, Tensor index, Tensor src, *, str reduce",
             (
                 Param("input", "Tensor"),
@@ -15310,7 +15310,7 @@ scatter = OutOverloads(
         ),
         # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         Signature(
-            operators.scatter_value_reduce.call,
+            operators.scatter_value_reduce.fast,
             "Tensor input, int dim, Tensor index, Number value, *, str reduce",
             (
                 Param("input", "Tensor"),
@@ -15329,7 +15329,7 @@ masked_fill = Overloads(
     (
         # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         Signature(
-            operators.masked_fill_Scalar.call,
+            operators.masked_fill_Scalar.fast,
             "Tensor input, Tensor mask, Number value",
             (
                 Param("input", "Tensor"),
@@ -15339,7 +15339,7 @@ masked_fill = Overloads(
         ),
         # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         Signature(
-            operators.masked_fill_Tensor.call,
+            operators.masked_fill_Tensor.fast,
             "Tensor input, Tensor mask, Tensor value",
             (
                 Param("input", "Tensor"),
@@ -15356,7 +15356,7 @@ index_fill = Overloads(
     (
         # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
-            operators.index_fill_int_Scalar.call,
+            operators.index_fill_int_Scalar.fast,
             "Tensor input, int dim, Tensor index, Number value",
             (
                 Param("input", "Tensor"),
@@ -15367,7 +15367,7 @@ index_fill = Overloads(
         ),
         # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         Signature(
-            operators.index_fill_int_Tensor.call,
+            operators.index_fill_int_Tensor.fast,
             "Tensor input, int dim, Tensor index, Tensor value",
             (
                 Param("input", "Tensor"),
@@ -15466,7 +15466,7 @@ norm = OutOverloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            operators.norm_Scalar.call,
+            operators.norm_Scalar.fast,
             "Tensor input, Number p=2",
             (
                 Param("input", "Tensor"),
@@ -15475,7 +15475,7 @@ norm = OutOverloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dim.call,
+            operators.norm_ScalarOpt_dim.fast,
             "Tensor input, Number? p, int[] dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -15487,7 +15487,7 @@ norm = OutOverloads(
         ),
         # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dtype.call,
+            operators.norm_ScalarOpt_dtype.fast,
             "Tensor input, Number? p, *, ScalarType dtype",
             (
                 Param("input", "Tensor"),
@@ -15497,7 +15497,7 @@ norm = OutOverloads(
         ),
         # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dim_dtype.call,
+            operators.norm_ScalarOpt_dim_dtype.fast,
             "Tensor input, Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
             (
                 Param("input", "Tensor"),
@@ -15815,7 +15815,7 @@ xlogy = Overloads(
     (
         # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.xlogy_Tensor.call,
+            operators.xlogy_Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -15824,7 +15824,7 @@ xlogy = Overloads(
         ),
         # xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
         Signature(
-            operators.xlogy_Scalar_Self.call,
+            operators.xlogy_Scalar_Self.fast,
             "Number input, Tensor other",
             (
                 Param("input", "Scalar"),
@@ -15833,7 +15833,7 @@ xlogy = Overloads(
         ),
         # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.xlogy_Scalar_Other.call,
+            operators.xlogy_Scalar_Other.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -15849,7 +15849,7 @@ xlogy_ = Overloads(
     (
         # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.xlogy__Tensor.call,
+            operators.xlogy__Tensor.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -15858,7 +15858,7 @@ xlogy_ = Overloads(
         ),
         # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
         Signature(
-            operators.xlogy__Scalar_Other.call,
+            operators.xlogy__Scalar_Other.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),

@@ -443,7 +443,7 @@ xlog1py = Overloads(
     (
         # special_xlog1py(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.special_xlog1py.call,
+            operators.special_xlog1py.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -452,7 +452,7 @@ xlog1py = Overloads(
         ),
         # special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
         Signature(
-            operators.special_xlog1py_self_scalar.call,
+            operators.special_xlog1py_self_scalar.fast,
             "Number input, Tensor other",
             (
                 Param("input", "Scalar"),
@@ -461,7 +461,7 @@ xlog1py = Overloads(
         ),
         # special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.special_xlog1py_other_scalar.call,
+            operators.special_xlog1py_other_scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -511,7 +511,7 @@ zeta = Overloads(
     (
         # special_zeta(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.special_zeta.call,
+            operators.special_zeta.fast,
             "Tensor input, Tensor other",
             (
                 Param("input", "Tensor"),
@@ -520,7 +520,7 @@ zeta = Overloads(
         ),
         # special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
         Signature(
-            operators.special_zeta_self_scalar.call,
+            operators.special_zeta_self_scalar.fast,
             "Number input, Tensor other",
             (
                 Param("input", "Scalar"),
@@ -529,7 +529,7 @@ zeta = Overloads(
         ),
         # special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.special_zeta_other_scalar.call,
+            operators.special_zeta_other_scalar.fast,
             "Tensor input, Number other",
             (
                 Param("input", "Tensor"),
@@ -545,7 +545,7 @@ chebyshev_polynomial_t = Overloads(
     (
         # special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_t.call,
+            operators.special_chebyshev_polynomial_t.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -554,7 +554,7 @@ chebyshev_polynomial_t = Overloads(
         ),
         # special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_t_x_scalar.call,
+            operators.special_chebyshev_polynomial_t_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -563,7 +563,7 @@ chebyshev_polynomial_t = Overloads(
         ),
         # special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_t_n_scalar.call,
+            operators.special_chebyshev_polynomial_t_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -579,7 +579,7 @@ chebyshev_polynomial_u = Overloads(
     (
         # special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_u.call,
+            operators.special_chebyshev_polynomial_u.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -588,7 +588,7 @@ chebyshev_polynomial_u = Overloads(
         ),
         # special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_u_x_scalar.call,
+            operators.special_chebyshev_polynomial_u_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -597,7 +597,7 @@ chebyshev_polynomial_u = Overloads(
         ),
         # special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_u_n_scalar.call,
+            operators.special_chebyshev_polynomial_u_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -613,7 +613,7 @@ chebyshev_polynomial_v = Overloads(
     (
         # special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_v.call,
+            operators.special_chebyshev_polynomial_v.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -622,7 +622,7 @@ chebyshev_polynomial_v = Overloads(
         ),
         # special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_v_x_scalar.call,
+            operators.special_chebyshev_polynomial_v_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -631,7 +631,7 @@ chebyshev_polynomial_v = Overloads(
         ),
         # special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_v_n_scalar.call,
+            operators.special_chebyshev_polynomial_v_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -647,7 +647,7 @@ chebyshev_polynomial_w = Overloads(
     (
         # special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_w.call,
+            operators.special_chebyshev_polynomial_w.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -656,7 +656,7 @@ chebyshev_polynomial_w = Overloads(
         ),
         # special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_w_x_scalar.call,
+            operators.special_chebyshev_polynomial_w_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -665,7 +665,7 @@ chebyshev_polynomial_w = Overloads(
         ),
         # special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_chebyshev_polynomial_w_n_scalar.call,
+            operators.special_chebyshev_polynomial_w_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -681,7 +681,7 @@ hermite_polynomial_h = Overloads(
     (
         # special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_h.call,
+            operators.special_hermite_polynomial_h.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -690,7 +690,7 @@ hermite_polynomial_h = Overloads(
         ),
         # special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_h_x_scalar.call,
+            operators.special_hermite_polynomial_h_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -699,7 +699,7 @@ hermite_polynomial_h = Overloads(
         ),
         # special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_h_n_scalar.call,
+            operators.special_hermite_polynomial_h_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -715,7 +715,7 @@ hermite_polynomial_he = Overloads(
     (
         # special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_he.call,
+            operators.special_hermite_polynomial_he.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -724,7 +724,7 @@ hermite_polynomial_he = Overloads(
         ),
         # special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_he_x_scalar.call,
+            operators.special_hermite_polynomial_he_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -733,7 +733,7 @@ hermite_polynomial_he = Overloads(
         ),
         # special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_hermite_polynomial_he_n_scalar.call,
+            operators.special_hermite_polynomial_he_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -749,7 +749,7 @@ laguerre_polynomial_l = Overloads(
     (
         # special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_laguerre_polynomial_l.call,
+            operators.special_laguerre_polynomial_l.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -758,7 +758,7 @@ laguerre_polynomial_l = Overloads(
         ),
         # special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_laguerre_polynomial_l_x_scalar.call,
+            operators.special_laguerre_polynomial_l_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -767,7 +767,7 @@ laguerre_polynomial_l = Overloads(
         ),
         # special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_laguerre_polynomial_l_n_scalar.call,
+            operators.special_laguerre_polynomial_l_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -783,7 +783,7 @@ legendre_polynomial_p = Overloads(
     (
         # special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_legendre_polynomial_p.call,
+            operators.special_legendre_polynomial_p.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -792,7 +792,7 @@ legendre_polynomial_p = Overloads(
         ),
         # special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_legendre_polynomial_p_x_scalar.call,
+            operators.special_legendre_polynomial_p_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -801,7 +801,7 @@ legendre_polynomial_p = Overloads(
         ),
         # special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_legendre_polynomial_p_n_scalar.call,
+            operators.special_legendre_polynomial_p_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -817,7 +817,7 @@ shifted_chebyshev_polynomial_t = Overloads(
     (
         # special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_t.call,
+            operators.special_shifted_chebyshev_polynomial_t.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -826,7 +826,7 @@ shifted_chebyshev_polynomial_t = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_t_x_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_t_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -835,7 +835,7 @@ shifted_chebyshev_polynomial_t = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_t_n_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_t_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -851,7 +851,7 @@ shifted_chebyshev_polynomial_u = Overloads(
     (
         # special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_u.call,
+            operators.special_shifted_chebyshev_polynomial_u.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -860,7 +860,7 @@ shifted_chebyshev_polynomial_u = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_u_x_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_u_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -869,7 +869,7 @@ shifted_chebyshev_polynomial_u = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_u_n_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_u_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -885,7 +885,7 @@ shifted_chebyshev_polynomial_v = Overloads(
     (
         # special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_v.call,
+            operators.special_shifted_chebyshev_polynomial_v.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -894,7 +894,7 @@ shifted_chebyshev_polynomial_v = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_v_x_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_v_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -903,7 +903,7 @@ shifted_chebyshev_polynomial_v = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_v_n_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_v_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),
@@ -919,7 +919,7 @@ shifted_chebyshev_polynomial_w = Overloads(
     (
         # special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_w.call,
+            operators.special_shifted_chebyshev_polynomial_w.fast,
             "Tensor x, Tensor n",
             (
                 Param("x", "Tensor"),
@@ -928,7 +928,7 @@ shifted_chebyshev_polynomial_w = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_w_x_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_w_x_scalar.fast,
             "Number x, Tensor n",
             (
                 Param("x", "Scalar"),
@@ -937,7 +937,7 @@ shifted_chebyshev_polynomial_w = Overloads(
         ),
         # special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
         Signature(
-            operators.special_shifted_chebyshev_polynomial_w_n_scalar.call,
+            operators.special_shifted_chebyshev_polynomial_w_n_scalar.fast,
             "Tensor x, Number n",
             (
                 Param("x", "Tensor"),

@@ -3444,13 +3444,13 @@ _squeeze_overloads = Overloads(
     (
         # squeeze(Tensor(a) self) -> Tensor(a)
         Signature(
-            operators.squeeze.call,
+            operators.squeeze.fast,
             "",
             (Param("self", "Tensor"),),
         ),
         # squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
         Signature(
-            operators.squeeze_dim.call,
+            operators.squeeze_dim.fast,
             "int dim",
             (
                 Param("self", "Tensor"),
@@ -3745,7 +3745,7 @@ _pow_overloads = Overloads(
     (
         # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         Signature(
-            operators.pow_Tensor_Scalar.call,
+            operators.pow_Tensor_Scalar.fast,
             "Number exponent",
             (
                 Param("self", "Tensor"),
@@ -3754,7 +3754,7 @@ _pow_overloads = Overloads(
         ),
         # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
-            operators.pow_Tensor_Tensor.call,
+            operators.pow_Tensor_Tensor.fast,
             "Tensor exponent",
             (
                 Param("self", "Tensor"),
@@ -3775,13 +3775,13 @@ _round_overloads = Overloads(
     (
         # round(Tensor self) -> Tensor
         Signature(
-            operators.round.call,
+            operators.round.fast,
             "",
             (Param("self", "Tensor"),),
         ),
         # round.decimals(Tensor self, *, int decimals) -> Tensor
         Signature(
-            operators.round_decimals.call,
+            operators.round_decimals.fast,
             "*, int decimals",
             (
                 Param("self", "Tensor"),
@@ -3802,7 +3802,7 @@ _div_overloads = Overloads(
     (
         # div.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.div_Tensor.call,
+            operators.div_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -3811,7 +3811,7 @@ _div_overloads = Overloads(
         ),
         # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         Signature(
-            operators.div_Tensor_mode.call,
+            operators.div_Tensor_mode.fast,
             "Tensor other, *, str? rounding_mode",
             (
                 Param("self", "Tensor"),
@@ -3833,7 +3833,7 @@ _div__overloads = Overloads(
     (
         # div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.div__Tensor.call,
+            operators.div__Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -3842,7 +3842,7 @@ _div__overloads = Overloads(
         ),
         # div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
         Signature(
-            operators.div__Tensor_mode.call,
+            operators.div__Tensor_mode.fast,
             "Tensor other, *, str? rounding_mode",
             (
                 Param("self", "Tensor"),
@@ -3864,7 +3864,7 @@ _floor_divide_overloads = Overloads(
     (
         # floor_divide(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.floor_divide.call,
+            operators.floor_divide.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -3873,7 +3873,7 @@ _floor_divide_overloads = Overloads(
         ),
         # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.floor_divide_Scalar.call,
+            operators.floor_divide_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -3894,7 +3894,7 @@ _where_overloads = Overloads(
     (
         # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.where_self.call,
+            operators.where_self.fast,
             "Tensor condition, Tensor other",
             (
                 Param("condition", "Tensor"),
@@ -3926,7 +3926,7 @@ _clamp_overloads = Overloads(
     (
         # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         Signature(
-            operators.clamp_Tensor.call,
+            operators.clamp_Tensor.fast,
             "Tensor? min=None, Tensor? max=None",
             (
                 Param("self", "Tensor"),
@@ -3936,7 +3936,7 @@ _clamp_overloads = Overloads(
         ),
         # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
-            operators.clamp.call,
+            operators.clamp.fast,
             "Number? min=None, Number? max=None",
             (
                 Param("self", "Tensor"),
@@ -3958,7 +3958,7 @@ _clamp__overloads = Overloads(
     (
         # clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
         Signature(
-            operators.clamp_.call,
+            operators.clamp_.fast,
             "Number? min=None, Number? max=None",
             (
                 Param("self", "Tensor"),
@@ -3968,7 +3968,7 @@ _clamp__overloads = Overloads(
         ),
         # clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
         Signature(
-            operators.clamp__Tensor.call,
+            operators.clamp__Tensor.fast,
             "Tensor? min=None, Tensor? max=None",
             (
                 Param("self", "Tensor"),
@@ -3990,7 +3990,7 @@ _clamp_min_overloads = Overloads(
     (
         # clamp_min(Tensor self, Scalar min) -> Tensor
         Signature(
-            operators.clamp_min.call,
+            operators.clamp_min.fast,
             "Number min",
             (
                 Param("self", "Tensor"),
@@ -3999,7 +3999,7 @@ _clamp_min_overloads = Overloads(
         ),
         # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         Signature(
-            operators.clamp_min_Tensor.call,
+            operators.clamp_min_Tensor.fast,
             "Tensor min",
             (
                 Param("self", "Tensor"),
@@ -4020,7 +4020,7 @@ _clamp_max_overloads = Overloads(
     (
         # clamp_max(Tensor self, Scalar max) -> Tensor
         Signature(
-            operators.clamp_max.call,
+            operators.clamp_max.fast,
             "Number max",
             (
                 Param("self", "Tensor"),
@@ -4029,7 +4029,7 @@ _clamp_max_overloads = Overloads(
         ),
         # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         Signature(
-            operators.clamp_max_Tensor.call,
+            operators.clamp_max_Tensor.fast,
             "Tensor max",
             (
                 Param("self", "Tensor"),
@@ -4050,7 +4050,7 @@ _fmod_overloads = Overloads(
     (
         # fmod.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.fmod_Tensor.call,
+            operators.fmod_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4059,7 +4059,7 @@ _fmod_overloads = Overloads(
         ),
         # fmod.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.fmod_Scalar.call,
+            operators.fmod_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4080,7 +4080,7 @@ _remainder_overloads = Overloads(
     (
         # remainder.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.remainder_Tensor.call,
+            operators.remainder_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4089,7 +4089,7 @@ _remainder_overloads = Overloads(
         ),
         # remainder.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.remainder_Scalar.call,
+            operators.remainder_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4110,7 +4110,7 @@ _eq_overloads = Overloads(
     (
         # eq.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.eq_Tensor.call,
+            operators.eq_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4119,7 +4119,7 @@ _eq_overloads = Overloads(
         ),
         # eq.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.eq_Scalar.call,
+            operators.eq_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4140,7 +4140,7 @@ _ne_overloads = Overloads(
     (
         # ne.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.ne_Tensor.call,
+            operators.ne_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4149,7 +4149,7 @@ _ne_overloads = Overloads(
         ),
         # ne.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.ne_Scalar.call,
+            operators.ne_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4170,7 +4170,7 @@ _lt_overloads = Overloads(
     (
         # lt.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.lt_Tensor.call,
+            operators.lt_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4179,7 +4179,7 @@ _lt_overloads = Overloads(
         ),
         # lt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.lt_Scalar.call,
+            operators.lt_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4200,7 +4200,7 @@ _le_overloads = Overloads(
     (
         # le.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.le_Tensor.call,
+            operators.le_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4209,7 +4209,7 @@ _le_overloads = Overloads(
         ),
         # le.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.le_Scalar.call,
+            operators.le_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4230,7 +4230,7 @@ _gt_overloads = Overloads(
     (
         # gt.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.gt_Tensor.call,
+            operators.gt_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4239,7 +4239,7 @@ _gt_overloads = Overloads(
         ),
         # gt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.gt_Scalar.call,
+            operators.gt_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4260,7 +4260,7 @@ _ge_overloads = Overloads(
     (
         # ge.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.ge_Tensor.call,
+            operators.ge_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4269,7 +4269,7 @@ _ge_overloads = Overloads(
         ),
         # ge.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.ge_Scalar.call,
+            operators.ge_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4290,7 +4290,7 @@ _fill__overloads = Overloads(
     (
         # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         Signature(
-            operators.fill__Scalar.call,
+            operators.fill__Scalar.fast,
             "Number value",
             (
                 Param("self", "Tensor"),
@@ -4299,7 +4299,7 @@ _fill__overloads = Overloads(
         ),
         # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         Signature(
-            operators.fill__Tensor.call,
+            operators.fill__Tensor.fast,
             "Tensor value",
             (
                 Param("self", "Tensor"),
@@ -4320,7 +4320,7 @@ _lerp_overloads = Overloads(
     (
         # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         Signature(
-            operators.lerp_Scalar.call,
+            operators.lerp_Scalar.fast,
             "Tensor end, Number weight",
             (
                 Param("self", "Tensor"),
@@ -4330,7 +4330,7 @@ _lerp_overloads = Overloads(
         ),
         # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         Signature(
-            operators.lerp_Tensor.call,
+            operators.lerp_Tensor.fast,
             "Tensor end, Tensor weight",
             (
                 Param("self", "Tensor"),
@@ -4352,7 +4352,7 @@ _lerp__overloads = Overloads(
     (
         # lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
         Signature(
-            operators.lerp__Scalar.call,
+            operators.lerp__Scalar.fast,
             "Tensor end, Number weight",
             (
                 Param("self", "Tensor"),
@@ -4362,7 +4362,7 @@ _lerp__overloads = Overloads(
         ),
         # lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
         Signature(
-            operators.lerp__Tensor.call,
+            operators.lerp__Tensor.fast,
             "Tensor end, Tensor weight",
             (
                 Param("self", "Tensor"),
@@ -4702,7 +4702,7 @@ _copysign_overloads = Overloads(
     (
         # copysign.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.copysign_Tensor.call,
+            operators.copysign_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4711,7 +4711,7 @@ _copysign_overloads = Overloads(
         ),
         # copysign.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.copysign_Scalar.call,
+            operators.copysign_Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4732,7 +4732,7 @@ _copysign__overloads = Overloads(
     (
         # copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.copysign__Tensor.call,
+            operators.copysign__Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4741,7 +4741,7 @@ _copysign__overloads = Overloads(
         ),
         # copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         Signature(
-            operators.copysign__Scalar.call,
+            operators.copysign__Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4762,7 +4762,7 @@ _clamp_min__overloads = Overloads(
     (
         # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
         Signature(
-            operators.clamp_min_.call,
+            operators.clamp_min_.fast,
             "Number min",
             (
                 Param("self", "Tensor"),
@@ -4771,7 +4771,7 @@ _clamp_min__overloads = Overloads(
         ),
         # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
         Signature(
-            operators.clamp_min__Tensor.call,
+            operators.clamp_min__Tensor.fast,
             "Tensor min",
             (
                 Param("self", "Tensor"),
@@ -4792,7 +4792,7 @@ _clamp_max__overloads = Overloads(
     (
         # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
         Signature(
-            operators.clamp_max_.call,
+            operators.clamp_max_.fast,
             "Number max",
             (
                 Param("self", "Tensor"),
@@ -4801,7 +4801,7 @@ _clamp_max__overloads = Overloads(
         ),
         # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
         Signature(
-            operators.clamp_max__Tensor.call,
+            operators.clamp_max__Tensor.fast,
             "Tensor max",
             (
                 Param("self", "Tensor"),
@@ -4822,7 +4822,7 @@ _pow__overloads = Overloads(
     (
         # pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
         Signature(
-            operators.pow__Scalar.call,
+            operators.pow__Scalar.fast,
             "Number exponent",
             (
                 Param("self", "Tensor"),
@@ -4831,7 +4831,7 @@ _pow__overloads = Overloads(
         ),
         # pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
         Signature(
-            operators.pow__Tensor.call,
+            operators.pow__Tensor.fast,
             "Tensor exponent",
             (
                 Param("self", "Tensor"),
@@ -4912,13 +4912,13 @@ _round__overloads = Overloads(
     (
         # round_(Tensor(a!) self) -> Tensor(a!)
         Signature(
-            operators.round_.call,
+            operators.round_.fast,
             "",
             (Param("self", "Tensor"),),
         ),
         # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
         Signature(
-            operators.round__decimals.call,
+            operators.round__decimals.fast,
             "*, int decimals",
             (
                 Param("self", "Tensor"),
@@ -4939,7 +4939,7 @@ _fmod__overloads = Overloads(
     (
         # fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         Signature(
-            operators.fmod__Scalar.call,
+            operators.fmod__Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4948,7 +4948,7 @@ _fmod__overloads = Overloads(
         ),
         # fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.fmod__Tensor.call,
+            operators.fmod__Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4969,7 +4969,7 @@ _remainder__overloads = Overloads(
     (
         # remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         Signature(
-            operators.remainder__Scalar.call,
+            operators.remainder__Scalar.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -4978,7 +4978,7 @@ _remainder__overloads = Overloads(
         ),
         # remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.remainder__Tensor.call,
+            operators.remainder__Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -4999,7 +4999,7 @@ _sum_overloads = Overloads(
     (
         # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.sum.call,
+            operators.sum.fast,
             "*, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5014,7 +5014,7 @@ _sum_overloads = Overloads(
         ),
         # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.sum_dim_IntList.call,
+            operators.sum_dim_IntList.fast,
             "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5043,7 +5043,7 @@ _mean_overloads = Overloads(
     (
         # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.mean.call,
+            operators.mean.fast,
             "*, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5058,7 +5058,7 @@ _mean_overloads = Overloads(
         ),
         # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.mean_dim.call,
+            operators.mean_dim.fast,
             "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5087,7 +5087,7 @@ _prod_overloads = Overloads(
     (
         # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.prod.call,
+            operators.prod.fast,
             "*, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5102,7 +5102,7 @@ _prod_overloads = Overloads(
         ),
         # prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
-            operators.prod_dim_int.call,
+            operators.prod_dim_int.fast,
             "int dim, bool keepdim=False, *, ScalarType? dtype=None",
             (
                 Param("self", "Tensor"),
@@ -5131,7 +5131,7 @@ _max_overloads = Overloads(
     (
         # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.max_dim.call,
+            operators.max_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5141,7 +5141,7 @@ _max_overloads = Overloads(
         ),
         # max(Tensor self) -> Tensor
         Signature(
-            operators.max.call,
+            operators.max.fast,
             "",
             (Param("self", "Tensor"),),
         ),
@@ -5159,7 +5159,7 @@ _min_overloads = Overloads(
     (
         # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.min_dim.call,
+            operators.min_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5169,7 +5169,7 @@ _min_overloads = Overloads(
         ),
         # min(Tensor self) -> Tensor
         Signature(
-            operators.min.call,
+            operators.min.fast,
             "",
             (Param("self", "Tensor"),),
         ),
@@ -5207,7 +5207,7 @@ _var_overloads = Overloads(
         ),
         # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.var_correction.call,
+            operators.var_correction.fast,
             "int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5262,7 +5262,7 @@ _std_overloads = Overloads(
         ),
         # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.std_correction.call,
+            operators.std_correction.fast,
             "int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5303,7 +5303,7 @@ _any_overloads = Overloads(
         ),
         # any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         Signature(
-            operators.any_dim.call,
+            operators.any_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5313,7 +5313,7 @@ _any_overloads = Overloads(
         ),
         # any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.any_dims.call,
+            operators.any_dims.fast,
             "int[]? dim=None, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5341,7 +5341,7 @@ _all_overloads = Overloads(
         ),
         # all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         Signature(
-            operators.all_dim.call,
+            operators.all_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5351,7 +5351,7 @@ _all_overloads = Overloads(
         ),
         # all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         Signature(
-            operators.all_dims.call,
+            operators.all_dims.fast,
             "int[]? dim=None, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5373,7 +5373,7 @@ _sort_overloads = Overloads(
     (
         # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.sort.call,
+            operators.sort.fast,
             "int dim=-1, bool descending=False",
             (
                 Param("self", "Tensor"),
@@ -5383,7 +5383,7 @@ _sort_overloads = Overloads(
         ),
         # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.sort_stable.call,
+            operators.sort_stable.fast,
             "*, bool? stable, int dim=-1, bool descending=False",
             (
                 Param("self", "Tensor"),
@@ -5451,13 +5451,13 @@ _median_overloads = Overloads(
     (
         # median(Tensor self) -> Tensor
         Signature(
-            operators.median.call,
+            operators.median.fast,
             "",
             (Param("self", "Tensor"),),
         ),
         # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.median_dim.call,
+            operators.median_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5479,13 +5479,13 @@ _nanmedian_overloads = Overloads(
     (
         # nanmedian(Tensor self) -> Tensor
         Signature(
-            operators.nanmedian.call,
+            operators.nanmedian.fast,
             "",
             (Param("self", "Tensor"),),
         ),
         # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         Signature(
-            operators.nanmedian_dim.call,
+            operators.nanmedian_dim.fast,
             "int dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5603,7 +5603,7 @@ _count_nonzero_overloads = Overloads(
     (
         # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
         Signature(
-            operators.count_nonzero_dim_IntList.call,
+            operators.count_nonzero_dim_IntList.fast,
             "int[] dim",
             (
                 Param("self", "Tensor"),
@@ -5612,7 +5612,7 @@ _count_nonzero_overloads = Overloads(
         ),
         # count_nonzero(Tensor self, int? dim=None) -> Tensor
         Signature(
-            operators.count_nonzero.call,
+            operators.count_nonzero.fast,
             "int? dim=None",
             (
                 Param("self", "Tensor"),
@@ -5633,7 +5633,7 @@ _scatter_overloads = Overloads(
     (
         # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
         Signature(
-            operators.scatter_src.call,
+            operators.scatter_src.fast,
             "int dim, Tensor index, Tensor src",
             (
                 Param("self", "Tensor"),
@@ -5644,7 +5644,7 @@ _scatter_overloads = Overloads(
         ),
         # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
-            operators.scatter_value.call,
+            operators.scatter_value.fast,
             "int dim, Tensor index, Number value",
             (
                 Param("self", "Tensor"),
@@ -5655,7 +5655,7 @@ _scatter_overloads = Overloads(
         ),
         # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         Signature(
-            operators.scatter_reduce.call,
+            operators.scatter_reduce.fast,
             "int dim, Tensor index, Tensor src, *, str reduce",
             (
                 Param("self", "Tensor"),
@@ -5667,7 +5667,7 @@ _scatter_overloads = Overloads(
         ),
         # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         Signature(
-            operators.scatter_value_reduce.call,
+            operators.scatter_value_reduce.fast,
             "int dim, Tensor index, Number value, *, str reduce",
             (
                 Param("self", "Tensor"),
@@ -5691,7 +5691,7 @@ _masked_fill_overloads = Overloads(
     (
         # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         Signature(
-            operators.masked_fill_Scalar.call,
+            operators.masked_fill_Scalar.fast,
             "Tensor mask, Number value",
             (
                 Param("self", "Tensor"),
@@ -5701,7 +5701,7 @@ _masked_fill_overloads = Overloads(
         ),
         # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         Signature(
-            operators.masked_fill_Tensor.call,
+            operators.masked_fill_Tensor.fast,
             "Tensor mask, Tensor value",
             (
                 Param("self", "Tensor"),
@@ -5723,7 +5723,7 @@ _masked_fill__overloads = Overloads(
     (
         # masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
         Signature(
-            operators.masked_fill__Scalar.call,
+            operators.masked_fill__Scalar.fast,
             "Tensor mask, Number value",
             (
                 Param("self", "Tensor"),
@@ -5733,7 +5733,7 @@ _masked_fill__overloads = Overloads(
         ),
         # masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
         Signature(
-            operators.masked_fill__Tensor.call,
+            operators.masked_fill__Tensor.fast,
             "Tensor mask, Tensor value",
             (
                 Param("self", "Tensor"),
@@ -5755,7 +5755,7 @@ _index_fill_overloads = Overloads(
     (
         # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
-            operators.index_fill_int_Scalar.call,
+            operators.index_fill_int_Scalar.fast,
             "int dim, Tensor index, Number value",
             (
                 Param("self", "Tensor"),
@@ -5766,7 +5766,7 @@ _index_fill_overloads = Overloads(
         ),
         # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         Signature(
-            operators.index_fill_int_Tensor.call,
+            operators.index_fill_int_Tensor.fast,
             "int dim, Tensor index, Tensor value",
             (
                 Param("self", "Tensor"),
@@ -5789,7 +5789,7 @@ _scatter__overloads = Overloads(
     (
         # scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
         Signature(
-            operators.scatter__src.call,
+            operators.scatter__src.fast,
             "int dim, Tensor index, Tensor src",
             (
                 Param("self", "Tensor"),
@@ -5800,7 +5800,7 @@ _scatter__overloads = Overloads(
         ),
         # scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
         Signature(
-            operators.scatter__value.call,
+            operators.scatter__value.fast,
             "int dim, Tensor index, Number value",
             (
                 Param("self", "Tensor"),
@@ -5811,7 +5811,7 @@ _scatter__overloads = Overloads(
         ),
         # scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
         Signature(
-            operators.scatter__reduce.call,
+            operators.scatter__reduce.fast,
             "int dim, Tensor index, Tensor src, *, str reduce",
             (
                 Param("self", "Tensor"),
@@ -5823,7 +5823,7 @@ _scatter__overloads = Overloads(
         ),
         # scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
         Signature(
-            operators.scatter__value_reduce.call,
+            operators.scatter__value_reduce.fast,
             "int dim, Tensor index, Number value, *, str reduce",
             (
                 Param("self", "Tensor"),
@@ -5847,7 +5847,7 @@ _index_fill__overloads = Overloads(
     (
         # index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
         Signature(
-            operators.index_fill__int_Scalar.call,
+            operators.index_fill__int_Scalar.fast,
             "int dim, Tensor index, Number value",
             (
                 Param("self", "Tensor"),
@@ -5858,7 +5858,7 @@ _index_fill__overloads = Overloads(
         ),
         # index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
         Signature(
-            operators.index_fill__int_Tensor.call,
+            operators.index_fill__int_Tensor.fast,
             "int dim, Tensor index, Tensor value",
             (
                 Param("self", "Tensor"),
@@ -5881,7 +5881,7 @@ _norm_overloads = Overloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            operators.norm_Scalar.call,
+            operators.norm_Scalar.fast,
             "Number p=2",
             (
                 Param("self", "Tensor"),
@@ -5890,7 +5890,7 @@ _norm_overloads = Overloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dim.call,
+            operators.norm_ScalarOpt_dim.fast,
             "Number? p, int[] dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -5901,7 +5901,7 @@ _norm_overloads = Overloads(
         ),
         # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dtype.call,
+            operators.norm_ScalarOpt_dtype.fast,
             "Number? p, *, ScalarType dtype",
             (
                 Param("self", "Tensor"),
@@ -5911,7 +5911,7 @@ _norm_overloads = Overloads(
         ),
         # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
         Signature(
-            operators.norm_ScalarOpt_dim_dtype.call,
+            operators.norm_ScalarOpt_dim_dtype.fast,
             "Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
             (
                 Param("self", "Tensor"),
@@ -5935,7 +5935,7 @@ _xlogy_overloads = Overloads(
     (
         # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
         Signature(
-            operators.xlogy_Tensor.call,
+            operators.xlogy_Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -5944,7 +5944,7 @@ _xlogy_overloads = Overloads(
         ),
         # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
         Signature(
-            operators.xlogy_Scalar_Other.call,
+            operators.xlogy_Scalar_Other.fast,
             "Number other",
             (
                 Param("self", "Tensor"),
@@ -5965,7 +5965,7 @@ _xlogy__overloads = Overloads(
     (
         # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         Signature(
-            operators.xlogy__Tensor.call,
+            operators.xlogy__Tensor.fast,
             "Tensor other",
             (
                 Param("self", "Tensor"),
@@ -5974,7 +5974,7 @@ _xlogy__overloads = Overloads(
         ),
         # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
         Signature(
-            operators.xlogy__Scalar_Other.call,
+            operators.xlogy__Scalar_Other.fast,
             "Number other",
             (
                 Param("self", "Tensor"),

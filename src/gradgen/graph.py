@@ -49,8 +49,9 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 # Later-created nodes run first; AccumulateGrad as soon as it is ready (PyTorch uses
-# UINT64_MAX for it).
-_sequence_numbers = itertools.count()
+# UINT64_MAX for it). The generated fast paths, which build a node without its
+# `__init__` frames, number it from here too.
+SEQUENCE_NUMBERS = itertools.count()
 MAX_SEQUENCE_NR = 2**64 - 1
 
 
@@ -170,7 +171,7 @@ class Node:
         # A tuple, grown by one entry per output: its entries hold no objects the
         # collector tracks, so once the collector has seen it, it is not tracked.
         self._input_metadata: tuple[InputMetadata, ...] = ()
-        self._sequence_number = next(_sequence_numbers)
+        self._sequence_number = next(SEQUENCE_NUMBERS)
         self._topological_nr = 0
         # Hooks and metadata, which most nodes never get: one slot, None until then
         # (see NodeExtras; `_pre_hooks` and the others read and write it).

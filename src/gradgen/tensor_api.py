@@ -303,14 +303,17 @@ class Dunder(NamedTuple):
     operator: str  # a Tensor method; with `reflected`, the function gradgen.NAME
     reflected: bool = False  # called as gradgen.NAME(other, self): a number on the left
     not_implemented: bool = False  # a TypeError (neither tensor nor number) gives it
+    # The generated variable_type.dunder_NAME (in operators.DUNDERS) that is the method
+    # itself: the method's binding and the fast path in one frame ("": the method).
+    fused: str = ""
 
 
 DUNDERS: dict[str, Dunder] = {
-    "__add__": Dunder("add"),
-    "__radd__": Dunder("add"),
-    "__sub__": Dunder("sub"),
-    "__mul__": Dunder("mul"),
-    "__rmul__": Dunder("mul"),
+    "__add__": Dunder("add", fused="dunder_add_Tensor"),
+    "__radd__": Dunder("add", fused="dunder_add_Tensor"),
+    "__sub__": Dunder("sub", fused="dunder_sub_Tensor"),
+    "__mul__": Dunder("mul", fused="dunder_mul_Tensor"),
+    "__rmul__": Dunder("mul", fused="dunder_mul_Tensor"),
     "__truediv__": Dunder("div"),
     "__iadd__": Dunder("add_"),
     "__isub__": Dunder("sub_"),
@@ -343,7 +346,9 @@ UNARY_DUNDERS: dict[str, str] = {"__neg__": "neg", "__abs__": "abs"}
 
 def _dunder(spec: Dunder, cls: type) -> Binary:
     """The method for one row of DUNDERS: the operator looked up once, here, so that
-    `x + y` costs what a hand-written `self.add(other)` does."""
+    `x + y` costs what a hand-written `self.add(other)` does (or less: `fused`)."""
+    if spec.fused:
+        return operators.DUNDERS[spec.fused]
     call = (
         getattr(ops, spec.operator) if spec.reflected else getattr(cls, spec.operator)
     )
