@@ -202,6 +202,8 @@ CODE_FIELDS = {
     "formula.expression",
     "formula_blocks(node.array_form.formulas) | indent(4, first=True)",  # the macro, indented
     "formula_blocks(node.formulas)",
+    "result_tensor(op)",  # a macro of filtered fields (variable_type.py.j2)
+    "fast_body(op)",  # likewise
     "formula.indices[0]",
     "index",
     "jvp.call_arguments",
