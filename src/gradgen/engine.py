@@ -715,6 +715,15 @@ def _run_plain(
                         continue
                 if next_node is None:
                     next_node, next_inputs = function, next_buffer
+                elif function._sequence_number > next_node._sequence_number:
+                    # The later node runs first: the earlier one waits in the heap
+                    # (the order the heap would give, with one push less).
+                    heappush(
+                        ready,
+                        (-next_node._sequence_number, pushes, next_node, next_inputs),
+                    )
+                    pushes += 1
+                    next_node, next_inputs = function, next_buffer
                 else:
                     heappush(
                         ready,
@@ -723,7 +732,13 @@ def _run_plain(
                     pushes += 1
             else:
                 dependencies[function] = remaining
-        if next_node is not None and ready:
+        # The next node waits only when a ready one pops before it (a later sequence
+        # number; on a tie the one pushed first, which it would follow).
+        if (
+            next_node is not None
+            and ready
+            and -next_node._sequence_number >= ready[0][0]
+        ):
             heappush(
                 ready, (-next_node._sequence_number, pushes, next_node, next_inputs)
             )
