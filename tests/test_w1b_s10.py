@@ -107,3 +107,17 @@ def test_branching_graph_gradients_match_pytorch() -> None:
     expected = oracle("branching", grads)
     got = grads(gradgen)
     assert np.array_equal(got[0], expected[0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_zero_d_float_output_seeds_one_of_its_dtype(dtype: str) -> None:
+    # backward() hands a 0-d float output's seed to the engine at once
+    x = gradgen.tensor(1.5, dtype=getattr(gradgen, dtype), requires_grad=True)
+    y = x * x * 4.0
+    y.backward(retain_graph=True)
+    assert x.grad is not None and x.grad.dtype == x.dtype and x.grad.shape == ()
+    assert x.grad.item() == 12.0  # 8 x
+    y.backward()  # retained: accumulates
+    assert x.grad.item() == 24.0
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()

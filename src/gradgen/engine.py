@@ -346,8 +346,11 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         and dtype != expected_dtype
     ):
         return False
-    root_buffer: InputBuffer = [None] * len(metadata)
-    root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
+    if len(metadata) == 1:  # (one input: input_nr is 0)
+        root_buffer: InputBuffer = [root_grad]
+    else:
+        root_buffer = [None] * len(metadata)
+        root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
     task = GraphTask(keep_graph)
     compute_dependencies(root, task)
     if (

@@ -229,10 +229,21 @@ def backward(
             alone = RUN_ALONE.get(node.__class__)
             if alone is not None and alone(node, tensors, bool(retain_graph)):
                 return
-            if tensors._base is None and _implicit_backward(
-                tensors, node, bool(retain_graph)
-            ):
-                return
+            if tensors._base is None:
+                data = tensors._data
+                # A 0-d float output (W1's): its seed of one as a numpy scalar, to
+                # the engine at once (_implicit_backward's first case, one call less).
+                scalar = data.dtype.type
+                if (
+                    not data.ndim
+                    and scalar in _NUMPY_FLOATS
+                    and engine.execute_root(
+                        node, tensors._output_nr, scalar(1), bool(retain_graph)
+                    )
+                ):
+                    return
+                if _implicit_backward(tensors, node, bool(retain_graph)):
+                    return
     outputs = _as_tuple(tensors)
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
