@@ -1,0 +1,60 @@
+"""W1's forward, session 10's third wave ("w1f"):
+
+- a leaf's AccumulateGrad sets Node's fields itself (no Node.__init__ frame): the same
+  fields as a Node, with the values PyTorch's leaf node has (no edges, the largest
+  sequence number), anomaly mode's forward stack included;
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import gradgen
+from gradgen.graph import AccumulateGrad, Node
+
+
+def _set_slots(node: Node) -> dict[str, Any]:
+    """Every slot the node has set, by name (its class's and Node's)."""
+    values: dict[str, Any] = {}
+    for cls in type(node).__mro__:
+        for name in cls.__dict__.get("__slots__", ()):
+            if name != "__weakref__" and hasattr(node, name):
+                values[name] = getattr(node, name)
+    return values
+
+
+def test_accumulate_grad_sets_node_fields() -> None:
+    leaf = gradgen.tensor([1.0, 2.0], dtype=gradgen.float32, requires_grad=True)
+    node = AccumulateGrad(leaf)
+    slots = _set_slots(node)
+    assert set(slots) == set(_set_slots(Node())) | {"variable", "_mutex"}
+    assert slots["_num_edges"] == 0
+    assert slots["_sequence_number"] == 2**64 - 1
+    assert slots["_topological_nr"] == 0
+    assert slots["_extras"] is None
+    assert slots["variable"] is leaf
+    assert slots["_input_metadata"] == (((2,), leaf._data.dtype),)
+    assert node.next_functions == ()
+
+
+def test_accumulate_grad_records_forward_stack_in_anomaly_mode() -> None:
+    leaf = gradgen.tensor(2.0, dtype=gradgen.float64, requires_grad=True)
+    with pytest.warns(UserWarning), gradgen.autograd.detect_anomaly():
+        node = AccumulateGrad(leaf)
+    assert node.metadata is not None
+    assert "traceback_" in node.metadata
+    assert AccumulateGrad(leaf)._extras is None  # outside anomaly mode: nothing
+
+
+def test_accumulate_grad_mutex_is_reentrant_and_accumulates() -> None:
+    a = gradgen.tensor(2.0, dtype=gradgen.float64, requires_grad=True)
+    (a * 3).backward()
+    (a * 4).backward()
+    assert a.grad is not None and a.grad.item() == 7.0
+    node = a._get_grad_accumulator()
+    assert node is not None and node._mutex is not None
+    with node._mutex:
+        with node._mutex:  # reentrant: a hook may run backward on the same leaf
+            pass
