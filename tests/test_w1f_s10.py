@@ -3,10 +3,16 @@
 - a leaf's AccumulateGrad sets Node's fields itself (no Node.__init__ frame): the same
   fields as a Node, with the values PyTorch's leaf node has (no edges, the largest
   sequence number), anomaly mode's forward stack included;
+- a leaf keeps one AccumulateGrad mutex across its graphs (made with its first node),
+  so a step does not make a lock per leaf; it still guards concurrent accumulation.
 """
 
 from __future__ import annotations
 
+import copy
+import gc
+import pickle
+import threading
 from typing import Any
 
 import pytest
@@ -58,3 +64,46 @@ def test_accumulate_grad_mutex_is_reentrant_and_accumulates() -> None:
     with node._mutex:
         with node._mutex:  # reentrant: a hook may run backward on the same leaf
             pass
+
+
+def test_leaf_keeps_one_mutex_across_its_graphs() -> None:
+    a = gradgen.tensor(2.0, dtype=gradgen.float64, requires_grad=True)
+    first = a._get_grad_accumulator()
+    assert first is not None
+    mutex = first._mutex
+    del first
+    gc.collect()
+    assert a._grad_accumulator is not None and a._grad_accumulator() is None
+    second = a._get_grad_accumulator()
+    assert second is not None and second._mutex is mutex
+    other = gradgen.tensor(2.0, dtype=gradgen.float64, requires_grad=True)
+    other_node = other._get_grad_accumulator()
+    assert other_node is not None and other_node._mutex is not mutex
+
+
+def test_leaf_with_mutex_copies_and_pickles() -> None:
+    a = gradgen.tensor([1.0, -2.0], dtype=gradgen.float64, requires_grad=True)
+    (a * a).sum().backward()
+    copied = copy.deepcopy(a)
+    loaded = pickle.loads(pickle.dumps(a))
+    for tensor in (copied, loaded):
+        assert tensor.tolist() == [1.0, -2.0] and tensor.requires_grad
+        tensor.grad = None  # (deepcopy copies `.grad`, as PyTorch's)
+        (tensor * 3).sum().backward()
+        assert tensor.grad is not None and tensor.grad.tolist() == [3.0, 3.0]
+
+
+def test_concurrent_backward_on_one_leaf_sums_every_gradient() -> None:
+    a = gradgen.tensor(0.5, dtype=gradgen.float64, requires_grad=True)
+    threads, rounds = 4, 200
+
+    def work() -> None:
+        for _ in range(rounds):
+            (a * 2.0).backward()
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    assert a.grad is not None and a.grad.item() == 2.0 * threads * rounds

@@ -433,7 +433,7 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable", "_mutex")
 
-    def __init__(self, variable: Tensor) -> None:
+    def __init__(self, variable: Tensor, mutex: threading.RLock | None = None) -> None:
         # Node's fields, set here rather than through Node.__init__ (one per leaf and
         # graph): no edges, the largest sequence number (PyTorch's: a leaf's gradient
         # is accumulated as soon as it is ready), no hooks or metadata yet.
@@ -444,10 +444,11 @@ class AccumulateGrad(Node):
         if anomaly_mode._enabled:
             self._extra().metadata = {"traceback_": anomaly_mode.forward_stack()}
         self.variable = variable
-        # Made with the node (the C lock directly: a leaf gets a new AccumulateGrad per
-        # graph, and making one here costs less than making it lazily under a module
-        # lock when the first gradient arrives); reentrant: a hook may run backward.
-        self._mutex: threading.RLock | None = _RLock()
+        # Reentrant (a hook may run backward). Tensor._get_grad_accumulator passes the
+        # leaf's own, kept across its graphs (a leaf has at most one AccumulateGrad
+        # alive), so a graph does not make one per leaf; otherwise made here, with the
+        # node (cheaper than lazily under a module lock when the first gradient comes).
+        self._mutex: threading.RLock | None = _RLock() if mutex is None else mutex
         data = variable._data
         self._input_metadata = ((data.shape, data.dtype),)
 
