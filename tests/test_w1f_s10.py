@@ -4,20 +4,26 @@
   fields as a Node, with the values PyTorch's leaf node has (no edges, the largest
   sequence number), anomaly mode's forward stack included;
 - a leaf keeps one AccumulateGrad mutex across its graphs (made with its first node),
-  so a step does not make a lock per leaf; it still guards concurrent accumulation.
+  so a step does not make a lock per leaf; it still guards concurrent accumulation;
+- `x ** n` with a Python int n calls the ufunc numpy's `**` calls (np.square for 2,
+  np.power where `**` takes no shortcut) asked for an array: same bits, and a 0-d
+  result needs no np.asarray.
 """
 
 from __future__ import annotations
 
 import copy
 import gc
+import inspect
 import pickle
 import threading
 from typing import Any
 
+import numpy as np
 import pytest
 
 import gradgen
+from gradgen.generated import variable_type
 from gradgen.graph import AccumulateGrad, Node
 
 
@@ -107,3 +113,34 @@ def test_concurrent_backward_on_one_leaf_sums_every_gradient() -> None:
     for thread in pool:
         thread.join()
     assert a.grad is not None and a.grad.item() == 2.0 * threads * rounds
+
+
+# -- `x ** n` with a Python int n: numpy's ufunc asked for an array -----------------
+
+
+def test_the_pow_fast_path_calls_the_ufunc_numpys_operator_calls() -> None:
+    source = inspect.getsource(variable_type.fast_pow_Tensor_Scalar)
+    assert "np.square(array_0, out=ARRAY_OUT)" in source
+    assert "np.power(array_0, exponent, out=ARRAY_OUT)" in source
+    assert "else array_0**exponent" in source
+
+
+@pytest.mark.parametrize("exponent", [-3, -2, -1, 0, 1, 2, 3, 4, 7, 0.5, 2.0, 3.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("shape", [(), (5,)])
+def test_int_pow_keeps_numpys_bits_and_gives_a_0d_array(
+    exponent: float, dtype: Any, shape: tuple[int, ...]
+) -> None:
+    rng = np.random.default_rng(7)
+    values = rng.uniform(-3.0, 3.0, shape) + (
+        1j * rng.uniform(-3.0, 3.0, shape) if dtype is np.complex128 else 0.0
+    )
+    data = np.asarray(values, dtype=dtype)
+    leaf = gradgen.tensor(data, requires_grad=True)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(data**exponent)  # numpy's own `**`, its shortcuts
+        result = leaf**exponent
+    assert type(result._data) is np.ndarray and result._data.shape == shape
+    assert result._data.dtype == expected.dtype
+    assert result._data.tobytes() == expected.tobytes()
+    assert result.grad_fn is not None and result.grad_fn.name() == "PowBackward0"
