@@ -278,6 +278,47 @@ _UFUNCS: dict[type[ast.AST], str] = {
 }
 
 
+def _integer_power(node: ast.BinOp) -> ast.expr:
+    """`array ** exponent` with a Python int exponent that numpy's `**` takes no
+    shortcut for (below -1, above 2) as np.power, and 2 as np.square (its shortcut),
+    both asked for an array (ARRAY_OUT): the ufunc `**` calls, so the same bits, with
+    a 0-d result an array already. Any other exponent stays `**` (-1: np.reciprocal,
+    0.5: np.sqrt, in numpy 1.x also 0 and 1; a float: its shortcuts vary by version)."""
+    operand, exponent = node.left, node.right
+
+    def name(identifier: str) -> ast.expr:
+        return ast.Name(id=identifier, ctx=ast.Load())
+
+    def ufunc(function: str, args: list[ast.expr]) -> ast.expr:
+        return ast.Call(
+            func=ast.Attribute(value=name("np"), attr=function, ctx=ast.Load()),
+            args=args,
+            keywords=[ast.keyword(arg="out", value=name("ARRAY_OUT"))],
+        )
+
+    is_int = ast.Compare(
+        left=ast.Call(func=name("type"), args=[exponent], keywords=[]),
+        ops=[ast.Is()],
+        comparators=[name("int")],
+    )
+    no_shortcut = ast.UnaryOp(
+        op=ast.Not(),
+        operand=ast.Compare(
+            left=ast.UnaryOp(op=ast.USub(), operand=ast.Constant(1)),
+            ops=[ast.LtE(), ast.LtE()],
+            comparators=[exponent, ast.Constant(2)],
+        ),
+    )
+    integer = ast.IfExp(
+        test=ast.Compare(left=exponent, ops=[ast.Eq()], comparators=[ast.Constant(2)]),
+        body=ufunc("square", [operand]),
+        orelse=ast.IfExp(
+            test=no_shortcut, body=ufunc("power", [operand, exponent]), orelse=node
+        ),
+    )
+    return ast.IfExp(test=is_int, body=integer, orelse=node)
+
+
 class _UfuncCalls(ast.NodeTransformer):
     """Rewrite each operator with an array operand as its numpy ufunc called with
     `out=ARRAY_OUT`: on numpy >= 2.3 that is `out=...`, which returns a 0-d array where
@@ -308,6 +349,13 @@ class _UfuncCalls(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
+        if (
+            isinstance(node.op, ast.Pow)
+            and self._is_array(node.left)
+            and isinstance(node.right, ast.Name)
+            and node.right.id not in self.arrays
+        ):
+            return _integer_power(node)
         if type(node.op) in _UFUNCS and (
             self._is_array(node.left) or self._is_array(node.right)
         ):

@@ -22057,7 +22057,8 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     )
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
-    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
     value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
@@ -22066,7 +22067,19 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
         and dtype_0.kind in "fc"
         and dtype_0 in SCALAR_TYPES
     ):
-        value = array_0**exponent
+        value = (
+            (
+                np.square(array_0, out=ARRAY_OUT)
+                if exponent == 2
+                else (
+                    np.power(array_0, exponent, out=ARRAY_OUT)
+                    if not -1 <= exponent <= 2
+                    else array_0**exponent
+                )
+            )
+            if type(exponent) is int
+            else array_0**exponent
+        )
         if type(value) is ndarray:
             if value.dtype is not dtype_0:
                 value = None
@@ -24289,7 +24302,8 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
-    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
     value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
@@ -24376,7 +24390,8 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
-    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
     value = None
     array_0 = self._data
     dtype_0 = array_0.dtype
@@ -24464,7 +24479,8 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     grad_fn.self_scalar_type = SCALAR_TYPES[self._data.dtype]
     # The kernel's common case inline: a float or complex array and a Python int or
     # float (which keeps its dtype); any other case calls the kernel. Its operators are
-    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`**` is numpy's).
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
     value = None
     array_0 = self._data
     dtype_0 = array_0.dtype

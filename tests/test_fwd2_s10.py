@@ -236,7 +236,7 @@ def test_a_leaf_gets_one_accumulator_per_graph_and_the_same_one_within() -> None
 
 def _tensor_slots(tensor: gradgen.Tensor) -> dict[str, Any]:
     return {
-        name: getattr(tensor, name)
+        name: getattr(tensor, name, None)  # a leaf's `_accumulator_mutex`: unset
         for name in gradgen.Tensor.__slots__
         if name not in ("__weakref__", "_data", "_grad_fn")
     }

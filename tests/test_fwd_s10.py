@@ -233,7 +233,7 @@ def test_the_scalar_inline_kernels_and_their_guard() -> None:
         source = _source(name)
         assert "array_0 = self._data" in source
         assert 'dtype_0.kind in "fc"' in source
-    assert "value = array_0**exponent" in _source("fast_pow_Tensor_Scalar")
+    assert "else array_0**exponent" in _source("fast_pow_Tensor_Scalar")
 
 
 @pytest.mark.parametrize("exponent", [3, 2, 0.5, -1, 2.5, 0])
@@ -326,7 +326,8 @@ def test_array_tensor_sets_every_slot_as_the_constructor_does() -> None:
     for slot in Tensor.__slots__:
         if slot == "__weakref__":
             continue
-        assert getattr(made, slot) is getattr(built, slot) or (
+        # (a leaf's `_accumulator_mutex` stays unset until its first AccumulateGrad)
+        assert getattr(made, slot, None) is getattr(built, slot, None) or (
             getattr(made, slot) == getattr(built, slot)
         ), slot
     assert made._data is data and not made.requires_grad and made.is_leaf

@@ -433,15 +433,24 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable", "_mutex")
 
-    def __init__(self, variable: Tensor) -> None:
-        Node.__init__(self)  # without super()'s lookup: one per leaf and graph
+    def __init__(self, variable: Tensor, mutex: threading.RLock | None = None) -> None:
+        # Node's fields, set here rather than through Node.__init__ (one per leaf and
+        # graph): no edges, the largest sequence number (PyTorch's: a leaf's gradient
+        # is accumulated as soon as it is ready), no hooks or metadata yet.
+        self._num_edges = 0
         self._sequence_number = MAX_SEQUENCE_NR
+        self._topological_nr = 0
+        self._extras = None
+        if anomaly_mode._enabled:
+            self._extra().metadata = {"traceback_": anomaly_mode.forward_stack()}
         self.variable = variable
-        # Made with the node (the C lock directly: a leaf gets a new AccumulateGrad per
-        # graph, and making one here costs less than making it lazily under a module
-        # lock when the first gradient arrives); reentrant: a hook may run backward.
-        self._mutex: threading.RLock | None = _RLock()
-        self._input_metadata = ((variable._data.shape, variable._data.dtype),)
+        # Reentrant (a hook may run backward). Tensor._get_grad_accumulator passes the
+        # leaf's own, kept across its graphs (a leaf has at most one AccumulateGrad
+        # alive), so a graph does not make one per leaf; otherwise made here, with the
+        # node (cheaper than lazily under a module lock when the first gradient comes).
+        self._mutex: threading.RLock | None = _RLock() if mutex is None else mutex
+        data = variable._data
+        self._input_metadata = ((data.shape, data.dtype),)
 
     def _lock(self) -> threading.RLock:
         """This node's mutex (callers write `node._mutex or node._lock()`)."""

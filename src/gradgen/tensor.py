@@ -25,6 +25,7 @@ through `HOOKS`, filled when gradgen is imported.
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import threading
 import warnings
@@ -74,6 +75,7 @@ _ACCUMULATOR_LOCK = threading.Lock()
 _acquire_accumulator_lock = _ACCUMULATOR_LOCK.acquire
 _release_accumulator_lock = _ACCUMULATOR_LOCK.release
 _weak_reference = weakref.ref
+_RLock = _thread.RLock  # threading.RLock() without its Python wrapper
 
 
 class VersionCounter:
@@ -125,8 +127,12 @@ class Tensor(TensorBase):
         "_view_version",
         "_is_wrapped_number",
         "_fw_grad",
+        # A leaf's AccumulateGrad mutex, kept across its graphs (set with the leaf's
+        # first AccumulateGrad; unset until then, so no constructor writes it).
+        "_accumulator_mutex",
         "__weakref__",
     )
+    _accumulator_mutex: threading.RLock
 
     # numpy defers to us in `ndarray * tensor`.
     __array_priority__ = 1000
@@ -303,7 +309,14 @@ class Tensor(TensorBase):
                 reference = self._grad_accumulator
                 accumulator = reference() if reference is not None else None
                 if accumulator is None:
-                    accumulator = AccumulateGrad(self)
+                    # The mutex outlives the node: a leaf gets a new AccumulateGrad
+                    # per graph but has at most one alive, so one mutex per leaf
+                    # guards its `.grad` as one per node does, made once.
+                    try:
+                        mutex = self._accumulator_mutex
+                    except AttributeError:  # the leaf's first AccumulateGrad
+                        mutex = self._accumulator_mutex = _RLock()
+                    accumulator = AccumulateGrad(self, mutex)
                     self._grad_accumulator = _weak_reference(accumulator)
             finally:
                 _release_accumulator_lock()
