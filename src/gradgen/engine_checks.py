@@ -2,7 +2,7 @@
 them): PyTorch's validate_outputs (a gradient checked against the input it flows to,
 summed to its shape, cast to its dtype, with PyTorch's messages), and the input
 buffers: the sum of the gradients arriving at one input, and the conversions between
-bare arrays and Tensors.
+bare arrays and Tensors; and a leaf's sink for a bare array (`_accumulate_array`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes, grad_mode
 from .graph import AccumulateGrad, EdgeTuple, Node, is_stealable
 from .numpy_kernels import sum_to_size
-from .tensor import Tensor
+from .tensor import Tensor, array_tensor
 
 _NDARRAY = np.ndarray
 _GRAD_MODE = grad_mode._state
@@ -267,3 +267,51 @@ def passed_on(
     ):
         return data, False
     return gradient, False
+
+
+def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
+    """AccumulateGrad.apply for a gradient that arrives as a bare array (or a plain
+    Tensor): the same `.grad`, stolen or copied by the same rule. False when the
+    tensor form must run instead (a subclass, grad mode turned on by a hook)."""
+    new: Any = inputs[0]
+    cls = new.__class__
+    if cls in _SCALARS:
+        new = np.asarray(new)  # a new 0-d array, nobody else's: .grad takes it
+        fresh = True
+    elif cls is _NDARRAY:
+        fresh = False
+    else:
+        return False  # None, or a Tensor that may become .grad: AccumulateGrad.apply
+    if _GRAD_MODE.enabled:
+        return False
+    variable = node.variable
+    if variable._grad_fn is not None:
+        raise RuntimeError("leaf variable has been moved into the graph interior")
+    if not (variable._requires_grad or variable.requires_grad):
+        return True
+    with node._mutex or node._lock():
+        old_grad = variable._grad
+        if old_grad is None:
+            inputs[0] = None
+            if fresh or (
+                sys.getrefcount(new) <= _ACCUMULATE_ARRAY_REFS
+                and new.base is None
+                and new.flags.writeable
+            ):
+                variable._grad = array_tensor(new)  # (Tensor(new), without __init__)
+            else:
+                variable._grad = array_tensor(np.copy(new, order="K"))  # Tensor.clone
+        elif old_grad._data.flags.writeable:
+            np.add(old_grad._data, new, out=old_grad._data)
+            old_grad._counter().version += 1
+        else:
+            variable._grad = old_grad + Tensor(new)
+        if variable._post_accumulate_grad_hooks:
+            for hook in list(variable._post_accumulate_grad_hooks):
+                hook(variable)
+    return True
+
+
+# In _accumulate_array a gradient nobody else holds is referenced by the local `new`
+# and getrefcount's argument only (its buffer slot was emptied).
+_ACCUMULATE_ARRAY_REFS = 2
