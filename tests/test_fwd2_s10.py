@@ -21,18 +21,8 @@ import gradgen
 import gradgen.autograd.forward_ad as fwAD
 from gradgen import dispatch
 from gradgen.generated import functions, operators, variable_type
-from gradgen.graph import Node
+from node_slots import set_slots
 from gradgen.saved_variable import SavedVariable
-
-
-def _slots(node: Node) -> dict[str, Any]:
-    """Every slot the node has set, by name (its class's and Node's)."""
-    values: dict[str, Any] = {}
-    for cls in type(node).__mro__:
-        for name in cls.__dict__.get("__slots__", ()):
-            if name != "__weakref__" and hasattr(node, name):
-                values[name] = getattr(node, name)
-    return values
 
 
 def _general(handle: dispatch.OperatorHandle, *args: Any) -> gradgen.Tensor:
@@ -64,8 +54,8 @@ def test_the_fast_paths_node_has_every_slot_of_the_constructed_one(
     assert handle.fast is not handle.call  # the operator has a generated fast path
     fast = handle.fast(*args)
     general = _general(handle, *args)
-    fast_slots = _slots(fast.grad_fn)
-    general_slots = _slots(general.grad_fn)
+    fast_slots = set_slots(fast.grad_fn)
+    general_slots = set_slots(general.grad_fn)
     assert type(fast.grad_fn) is type(general.grad_fn)
     # Numbered in creation order from the one counter: the later node runs first.
     assert (

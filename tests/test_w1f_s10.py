@@ -24,24 +24,15 @@ import pytest
 
 import gradgen
 from gradgen.generated import variable_type
+from node_slots import set_slots
 from gradgen.graph import AccumulateGrad, Node
-
-
-def _set_slots(node: Node) -> dict[str, Any]:
-    """Every slot the node has set, by name (its class's and Node's)."""
-    values: dict[str, Any] = {}
-    for cls in type(node).__mro__:
-        for name in cls.__dict__.get("__slots__", ()):
-            if name != "__weakref__" and hasattr(node, name):
-                values[name] = getattr(node, name)
-    return values
 
 
 def test_accumulate_grad_sets_node_fields() -> None:
     leaf = gradgen.tensor([1.0, 2.0], dtype=gradgen.float32, requires_grad=True)
     node = AccumulateGrad(leaf)
-    slots = _set_slots(node)
-    assert set(slots) == set(_set_slots(Node())) | {"variable", "_mutex"}
+    slots = set_slots(node)
+    assert set(slots) == set(set_slots(Node())) | {"variable", "_mutex"}
     assert slots["_num_edges"] == 0
     assert slots["_sequence_number"] == 2**64 - 1
     assert slots["_topological_nr"] == 0
