@@ -50,6 +50,7 @@ from .engine_checks import (  # (validate_outputs and buffer_add: engine's names
     validate_outputs as validate_outputs,
 )
 from .engine_hooks import call_tensor_pre_hooks, replace_gradients
+from .engine_tree import run_tree
 from .tensor import Tensor
 
 _NDARRAY = np.ndarray
@@ -109,8 +110,9 @@ _NOTHING_NEEDED: set[Node] = set()
 _NO_CAPTURES: dict[Node, list[tuple[int, int]]] = {}
 
 
-def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> None:
-    """Count the edges into every node reachable from `root` (iterative DFS).
+def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> bool:
+    """Count the edges into every node reachable from `root` (iterative DFS). True
+    when the graph is a tree: no node has more than one edge into it.
 
     Nodes whose topological number is below `min_topo_nr` cannot lead to any of the
     requested outputs, so the search does not go below them (PyTorch's pruning).
@@ -119,7 +121,8 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     dependencies = task.dependencies
     if min_topo_nr:
         _pruned_dependencies(root, dependencies, min_topo_nr)
-        return
+        return False
+    tree = True
     # Without pruning: the first child seen for the first time is visited next
     # without going through the stack (a chain never touches it).
     stack: list[Node] = []
@@ -137,6 +140,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
                     following = function
                 else:
                     dependencies[function] = count + 1
+                    tree = False
             if edges > 1:
                 function = node._fn1  # (the same steps, unrolled: most have 1 or 2)
                 if function is not None:
@@ -149,6 +153,7 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
                             push(function)
                     else:
                         dependencies[function] = count + 1
+                        tree = False
                 if edges > 2:
                     for function, _ in node._more:
                         if function is None:
@@ -159,12 +164,13 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
                             push(function)
                         else:
                             dependencies[function] = count + 1
+                            tree = False
         if following is not None:
             node = following
         elif stack:
             node = pop()
         else:
-            return
+            return tree
 
 
 def _pruned_dependencies(
@@ -352,7 +358,7 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         root_buffer = [None] * len(metadata)
         root_buffer[input_nr] = root_grad  # _run wraps it when no arrays flow
     task = GraphTask(keep_graph)
-    compute_dependencies(root, task)
+    tree = compute_dependencies(root, task)
     if (
         (root_grad.__class__ in _SCALARS or root_grad.ndim)  # (a 0-d one: _run's)
         and not dispatch.forward_ad_levels.count  # arrays may flow (see _run)
@@ -367,7 +373,11 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         state.exec_info, state.task = None, task
         try:
             ready: list[tuple[int, int, Node, InputBuffer]] = []
-            following, pushes, mixed = _run_plain(task, (root, root_buffer), ready)
+            following, pushes, mixed = (
+                run_tree(not keep_graph, root, root_buffer, ready)
+                if tree
+                else _run_plain(task, (root, root_buffer), ready)
+            )
             if following is not None or ready:
                 _run_loop(task, following, ready, pushes, mixed, True)
         finally:
