@@ -19,6 +19,7 @@ from .numpy_kernels import sum_to_size
 from .tensor import Tensor, array_tensor
 
 _NDARRAY = np.ndarray
+_asarray = np.asarray
 _GRAD_MODE = grad_mode._state
 # What a 0-d array form's arithmetic returns: numpy scalars, handed on as they are
 # (each is a 0-d gradient of its dtype; numpy's scalar arithmetic does what its 0-d
@@ -276,7 +277,7 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
     new: Any = inputs[0]
     cls = new.__class__
     if cls in _SCALARS:
-        new = np.asarray(new)  # a new 0-d array, nobody else's: .grad takes it
+        new = _asarray(new)  # a new 0-d array, nobody else's: .grad takes it
         fresh = True
     elif cls is _NDARRAY:
         fresh = False
@@ -289,7 +290,9 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
         raise RuntimeError("leaf variable has been moved into the graph interior")
     if not (variable._requires_grad or variable.requires_grad):
         return True
-    with node._mutex or node._lock():
+    mutex = node._mutex or node._lock()
+    mutex.acquire()  # (as `with`, without its two method calls)
+    try:
         old_grad = variable._grad
         if old_grad is None:
             inputs[0] = None
@@ -309,6 +312,8 @@ def _accumulate_array(node: AccumulateGrad, inputs: InputBuffer) -> bool:
         if variable._post_accumulate_grad_hooks:
             for hook in list(variable._post_accumulate_grad_hooks):
                 hook(variable)
+    finally:
+        mutex.release()
     return True
 
 

@@ -22,6 +22,8 @@ from .graph import AccumulateGrad, Node
 
 _NDARRAY = np.ndarray
 _ACCUMULATE_GRAD = AccumulateGrad
+# Each numpy scalar class's dtype (numpy's one instance of it).
+_SCALAR_DTYPES: dict[Any, np.dtype[Any]] = {cls: np.dtype(cls) for cls in _SCALARS}
 
 # The heap's entries: (-sequence number, push count, node, its buffer).
 Ready = list[tuple[int, int, Node, InputBuffer]]
@@ -78,17 +80,22 @@ def run_tree(
             gradient: Any = outputs[index - 1]
             if gradient is not None:
                 # An array (or numpy scalar) of the input's shape and dtype goes on
-                # as it is; anything else through passed_on.
+                # as it is; anything else through passed_on. (A numpy scalar is 0-d,
+                # and its class tells its dtype.)
                 expected_shape, expected_dtype = metadata[input_nr]
                 cls = gradient.__class__
                 if not (
-                    (cls is _NDARRAY or cls in _SCALARS)
-                    and gradient.shape == expected_shape
-                    and (
-                        (dtype := gradient.dtype) is expected_dtype
-                        or expected_dtype is None
-                        or dtype == expected_dtype
+                    (
+                        gradient.shape == expected_shape
+                        and (
+                            (dtype := gradient.dtype) is expected_dtype
+                            or expected_dtype is None
+                            or dtype == expected_dtype
+                        )
                     )
+                    if cls is _NDARRAY
+                    else not expected_shape
+                    and _SCALAR_DTYPES.get(cls, _NDARRAY) is expected_dtype
                 ):
                     gradient, subclass = passed_on(
                         node, index - 1, gradient, function, input_nr

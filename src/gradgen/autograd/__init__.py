@@ -208,6 +208,7 @@ def _implicit_backward(output: Tensor, node: Any, retain_graph: bool) -> bool:
 
 
 _NUMPY_FLOATS = frozenset({np.float16, np.float32, np.float64})
+_SCALAR_ONES: dict[Any, Any] = {scalar: scalar(1) for scalar in _NUMPY_FLOATS}
 
 
 def backward(
@@ -231,14 +232,15 @@ def backward(
                 return
             if tensors._base is None:
                 data = tensors._data
-                # A 0-d float output (W1's): its seed of one as a numpy scalar, to
-                # the engine at once (_implicit_backward's first case, one call less).
-                scalar = data.dtype.type
+                # A 0-d float output (W1's): its seed of one as a numpy scalar (one
+                # per dtype: they cannot change), to the engine at once
+                # (_implicit_backward's first case, one call less).
+                one = _SCALAR_ONES.get(data.dtype.type)
                 if (
-                    not data.ndim
-                    and scalar in _NUMPY_FLOATS
+                    one is not None
+                    and not data.ndim
                     and engine.execute_root(
-                        node, tensors._output_nr, scalar(1), bool(retain_graph)
+                        node, tensors._output_nr, one, bool(retain_graph)
                     )
                 ):
                     return
