@@ -9,6 +9,9 @@
    as it is ready), run hooks and `apply` under grad mode = `create_graph`, validate
    each produced gradient, and add it to the input buffer of the node it flows to;
 5. free each executed node's saved tensors unless `keep_graph`.
+Step 4 has three loops: `_run_loop` does everything; `_run_plain` does the common case
+(arrays flow, no hooks, no exec info) and hands over to it; on a graph that step 2 found
+to be a tree, engine_tree.run_tree does _run_plain's work without counts or buffers.
 
 Invariants: nothing here recurses, so graph depth is bounded by memory only.
 `_validated` (through `validate_outputs`, or inline in `_run`'s loop) is the one place
@@ -309,19 +312,24 @@ def execute(
         min_topo_nr = min(
             (f._topological_nr for f, _ in outputs if f is not None), default=0
         )
-    compute_dependencies(root, task, min_topo_nr)
+    tree = compute_dependencies(root, task, min_topo_nr)
     if outputs is not None:
         init_to_execute(root, task, outputs, accumulate_grad, min_topo_nr)
         task.captured = [None] * len(outputs)
 
-    _run_task(task, root, root_buffer, create_graph)
+    _run_task(task, root, root_buffer, create_graph, tree)
     return task.captured
 
 
 def _run_task(
-    task: GraphTask, root: Node, root_buffer: InputBuffer, create_graph: bool
+    task: GraphTask,
+    root: Node,
+    root_buffer: InputBuffer,
+    create_graph: bool,
+    tree: bool = False,
 ) -> None:
-    """Run `task` from `root` with grad mode and the task state set for it."""
+    """Run `task` from `root` with grad mode and the task state set for it (`tree`:
+    compute_dependencies found the graph to be a tree)."""
     mode = _GRAD_MODE
     state = task_state
     previous_mode = mode.enabled
@@ -329,7 +337,7 @@ def _run_task(
     mode.enabled = create_graph
     state.exec_info, state.task = task.exec_info, task
     try:
-        _run(task, root, root_buffer)
+        _run(task, root, root_buffer, tree)
     finally:
         mode.enabled = previous_mode
         state.exec_info, state.task = previous_exec_info, previous_task
@@ -365,7 +373,8 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         and dispatch._detour is None
         and ARRAY_FORMS.enabled
     ):
-        # _run_task and _run in one, for _run_plain's common case.
+        # _run_task and _run in one, for the lean loops' common case (run_tree's
+        # when the graph is a tree).
         state = task_state
         previous_mode = _GRAD_MODE.enabled
         previous_exec_info, previous_task = state.exec_info, state.task
@@ -386,11 +395,11 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         if task.not_ready:
             raise RuntimeError("could not compute gradients for some functions")
         return True
-    _run_task(task, root, root_buffer, False)
+    _run_task(task, root, root_buffer, False, tree)
     return True
 
 
-def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
+def _run(task: GraphTask, root: Node, root_buffer: InputBuffer, tree: bool) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
     ready: list[tuple[int, int, Node, InputBuffer]] = []
     pushes = 0
@@ -427,8 +436,12 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     following: tuple[Node, InputBuffer] | None = (root, root_buffer)
     if arrays and not mixed and exec_info is None:
         # The common case first: _run_loop takes over at the first node that needs
-        # more than _run_plain does.
-        following, pushes, mixed = _run_plain(task, following, ready)
+        # more than _run_plain (or, on a tree, run_tree) does.
+        following, pushes, mixed = (
+            run_tree(not task.keep_graph, root, root_buffer, ready)
+            if tree
+            else _run_plain(task, following, ready)
+        )
         if following is None and not ready:
             return
     _run_loop(task, following, ready, pushes, mixed, arrays)
