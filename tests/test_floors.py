@@ -56,6 +56,7 @@ FLOORS: dict[str, float] = {
     "gradgen.engine": 4,
     "gradgen.engine_hooks": 4,
     "gradgen.engine_checks": 4,
+    "gradgen.engine_tree": 4,
     "gradgen.autograd": 4,
     # 4.5: the operators, and the functions they call that call operators (the tie).
     "gradgen.generated": OPERATORS,

@@ -175,7 +175,9 @@ def _torch_order(torch: Any) -> list[str]:
 def test_a_tree_runs_its_nodes_in_pytorchs_order() -> None:
     out, _ = _tree(gradgen)
     order: list[str] = []
-    classes = {type(n) for n in _nodes(out.grad_fn) if not isinstance(n, AccumulateGrad)}
+    classes = {
+        type(n) for n in _nodes(out.grad_fn) if not isinstance(n, AccumulateGrad)
+    }
     originals = {cls: cls.apply_arrays for cls in classes}
 
     def recorder(cls: type) -> Callable[..., Any]:
