@@ -379,7 +379,9 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
         previous_mode = _GRAD_MODE.enabled
         previous_exec_info, previous_task = state.exec_info, state.task
         _GRAD_MODE.enabled = False
-        state.exec_info, state.task = None, task
+        if previous_exec_info is not None:  # (outside any backward it is None)
+            state.exec_info = None
+        state.task = task
         try:
             ready: list[tuple[int, int, Node, InputBuffer]] = []
             following, pushes, mixed = (
@@ -391,7 +393,9 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
                 _run_loop(task, following, ready, pushes, mixed, True)
         finally:
             _GRAD_MODE.enabled = previous_mode
-            state.exec_info, state.task = previous_exec_info, previous_task
+            if previous_exec_info is not None:
+                state.exec_info = previous_exec_info
+            state.task = previous_task
         if task.not_ready:
             raise RuntimeError("could not compute gradients for some functions")
         return True
