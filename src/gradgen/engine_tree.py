@@ -108,7 +108,8 @@ def run_tree(
                 buffer = [None] * len(metadata)
                 buffer[input_nr] = gradient
             if (
-                type(function) is _ACCUMULATE_GRAD
+                not function._has_array_form
+                and type(function) is _ACCUMULATE_GRAD
                 and function._extras is None
                 and not function.variable._hooks
                 and not function.variable._post_accumulate_grad_hooks
