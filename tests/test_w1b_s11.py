@@ -319,3 +319,16 @@ def test_a_hook_mid_tree_may_run_a_backward_of_its_own(loops: list[str]) -> None
     assert loops == ["tree", "tree"]
     assert x.grad is not None and y.grad is not None
     assert (x.grad.item(), y.grad.item()) == (12.0, 4.0)
+
+
+# -- execute_root's check of the root gradient --------------------------------------
+
+
+def test_execute_root_refuses_a_root_gradient_of_another_dtype_or_shape() -> None:
+    q, a, _ = _w1(gradgen)
+    node = q.grad_fn
+    assert not engine.execute_root(node, 0, np.float32(1.0), False)
+    assert not engine.execute_root(node, 0, np.ones(1), False)
+    assert a.grad is None  # nothing ran
+    assert engine.execute_root(node, 0, np.array(1.0), False)  # a 0-d array fits
+    assert a.grad is not None and a.grad.item() == 36.0

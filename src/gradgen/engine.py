@@ -41,6 +41,7 @@ from .graph import (
 )
 from .engine_checks import (  # (validate_outputs and buffer_add: engine's names too)
     _ARRAYS,
+    _SCALAR_DTYPES,
     _SCALARS,
     _SMALL_SUM,
     InputBuffer,
@@ -353,13 +354,16 @@ def execute_root(root: Node, input_nr: int, root_grad: Any, keep_graph: bool) ->
     run (and raise) instead."""
     metadata = root._input_metadata
     expected_shape, expected_dtype = metadata[input_nr]
-    dtype = root_grad.dtype
-    if root_grad.shape != expected_shape or (
-        dtype is not expected_dtype
-        and expected_dtype is not None
-        and dtype != expected_dtype
-    ):
-        return False
+    if expected_shape or (
+        _SCALAR_DTYPES.get(root_grad.__class__, _NDARRAY) is not expected_dtype
+    ):  # (not a numpy scalar of the root's 0-d dtype: the general check)
+        dtype = root_grad.dtype
+        if root_grad.shape != expected_shape or (
+            dtype is not expected_dtype
+            and expected_dtype is not None
+            and dtype != expected_dtype
+        ):
+            return False
     if len(metadata) == 1:  # (one input: input_nr is 0)
         root_buffer: InputBuffer = [root_grad]
     else:

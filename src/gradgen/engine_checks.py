@@ -27,6 +27,9 @@ _GRAD_MODE = grad_mode._state
 _SCALARS: frozenset[Any] = frozenset(
     {np.float16, np.float32, np.float64, np.longdouble, np.complex64, np.complex128}
 )
+# Each numpy scalar class's dtype (numpy's one instance of it: a numpy scalar's dtype
+# is told by its class).
+_SCALAR_DTYPES: dict[Any, np.dtype[Any]] = {cls: np.dtype(cls) for cls in _SCALARS}
 # ndarray and the numpy scalars: what a buffer holds while arrays flow.
 _ARRAYS: frozenset[Any] = frozenset({np.ndarray}) | _SCALARS
 

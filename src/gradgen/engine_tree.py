@@ -16,14 +16,17 @@ from typing import Any
 import numpy as np
 
 from . import anomaly_mode
-from .engine_checks import _SCALARS, InputBuffer, _accumulate_array, passed_on
-from .engine_checks import validate_outputs
+from .engine_checks import (
+    _SCALAR_DTYPES,
+    InputBuffer,
+    _accumulate_array,
+    passed_on,
+    validate_outputs,
+)
 from .graph import AccumulateGrad, Node
 
 _NDARRAY = np.ndarray
 _ACCUMULATE_GRAD = AccumulateGrad
-# Each numpy scalar class's dtype (numpy's one instance of it).
-_SCALAR_DTYPES: dict[Any, np.dtype[Any]] = {cls: np.dtype(cls) for cls in _SCALARS}
 
 # The heap's entries: (-sequence number, push count, node, its buffer).
 Ready = list[tuple[int, int, Node, InputBuffer]]
