@@ -3,9 +3,11 @@ from the root has exactly one edge into it, as in `3 * a**3 - b**2`.
 
 Then a node is ready as soon as its one gradient arrives, so the loop needs neither
 the dependency counts nor buffers that wait for more gradients: it is _run_plain's
-loop (engine.py) without them, and with each node's two first edges written out. The
-order is the same: the ready node with the highest sequence number runs first (a
-leaf's sink at once), through the heap or the one next node kept aside.
+loop (engine.py) without them. The order is the same: the ready node with the highest
+sequence number runs first (a leaf's sink at once), through the heap or the one next
+node kept aside. The counts compute_dependencies made stay as they are (1 each): where
+_run_loop takes over, it counts each remaining edge down to 0, and the task's in_graph
+reads them.
 """
 
 from __future__ import annotations
