@@ -34,6 +34,7 @@ from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVari
 from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
+    INT_OPERANDS,
     ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
     NotImplementedBackward,
@@ -20509,7 +20510,7 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, size)
@@ -20564,7 +20565,7 @@ def fast_select_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -20629,7 +20630,7 @@ def fast_slice_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -20687,7 +20688,7 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dims)
@@ -20738,7 +20739,7 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, shifts, dims)
@@ -20790,7 +20791,7 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, repeats)
@@ -20842,7 +20843,7 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, size)
@@ -20893,7 +20894,7 @@ def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, pad, value)
@@ -20948,7 +20949,7 @@ def fast_diagonal_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21007,7 +21008,7 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21065,7 +21066,7 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21118,7 +21119,7 @@ def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> A
     elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
         if accumulator is None:
-            accumulator = repeats._get_grad_accumulator()
+            accumulator = repeats._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, repeats, output_size)
@@ -21161,7 +21162,7 @@ def fast_as_strided_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -21172,7 +21173,7 @@ def fast_as_strided_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21254,7 +21255,7 @@ def fast_unfold_backward(
     elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_in._get_grad_accumulator()
+            accumulator = grad_in._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21313,7 +21314,7 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21369,7 +21370,7 @@ def fast_lift(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -21419,7 +21420,7 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, k, dims)
@@ -21471,7 +21472,7 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = real._grad_accumulator and real._grad_accumulator()
         if accumulator is None:
-            accumulator = real._get_grad_accumulator()
+            accumulator = real._new_grad_accumulator()
         fn_0 = accumulator
     if imag._base is not None:
         refresh_view(imag)
@@ -21482,7 +21483,7 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = imag._grad_accumulator and imag._grad_accumulator()
         if accumulator is None:
-            accumulator = imag._get_grad_accumulator()
+            accumulator = imag._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, real, imag)
@@ -21539,7 +21540,7 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = abs._grad_accumulator and abs._grad_accumulator()
         if accumulator is None:
-            accumulator = abs._get_grad_accumulator()
+            accumulator = abs._new_grad_accumulator()
         fn_0 = accumulator
     if angle._base is not None:
         refresh_view(angle)
@@ -21550,7 +21551,7 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = angle._grad_accumulator and angle._grad_accumulator()
         if accumulator is None:
-            accumulator = angle._get_grad_accumulator()
+            accumulator = angle._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, abs, angle)
@@ -21609,7 +21610,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21620,7 +21621,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -21744,7 +21745,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21755,7 +21756,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -21886,7 +21887,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21897,7 +21898,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -22034,7 +22035,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -22072,7 +22073,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
                 np.square(array_0, out=ARRAY_OUT)
                 if exponent == 2
                 else (
-                    np.power(array_0, exponent, out=ARRAY_OUT)
+                    np.power(array_0, INT_OPERANDS[exponent, dtype_0], out=ARRAY_OUT)
                     if not -1 <= exponent <= 2
                     else array_0**exponent
                 )
@@ -22140,7 +22141,7 @@ def fast_neg(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22190,7 +22191,7 @@ def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, memory_format)
@@ -22254,7 +22255,7 @@ def fast__to_copy(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -22309,7 +22310,7 @@ def fast_exp(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22361,7 +22362,7 @@ def fast_exp2(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22413,7 +22414,7 @@ def fast_log(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22469,7 +22470,7 @@ def fast_log2(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22525,7 +22526,7 @@ def fast_log10(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22581,7 +22582,7 @@ def fast_log1p(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22637,7 +22638,7 @@ def fast_expm1(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22689,7 +22690,7 @@ def fast_sqrt(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22741,7 +22742,7 @@ def fast_rsqrt(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22793,7 +22794,7 @@ def fast_reciprocal(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22845,7 +22846,7 @@ def fast_abs(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22901,7 +22902,7 @@ def fast_sgn(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22959,7 +22960,7 @@ def fast_sign(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23009,7 +23010,7 @@ def fast_sin(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23065,7 +23066,7 @@ def fast_cos(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23121,7 +23122,7 @@ def fast_tan(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23173,7 +23174,7 @@ def fast_asin(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23229,7 +23230,7 @@ def fast_acos(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23285,7 +23286,7 @@ def fast_atan(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23341,7 +23342,7 @@ def fast_sinh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23397,7 +23398,7 @@ def fast_cosh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23453,7 +23454,7 @@ def fast_tanh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23505,7 +23506,7 @@ def fast_sigmoid(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23557,7 +23558,7 @@ def fast_erf(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23613,7 +23614,7 @@ def fast_floor(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23663,7 +23664,7 @@ def fast_ceil(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23713,7 +23714,7 @@ def fast_round(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23763,7 +23764,7 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, decimals)
@@ -23813,7 +23814,7 @@ def fast_trunc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23863,7 +23864,7 @@ def fast_angle(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23919,7 +23920,7 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -23930,7 +23931,7 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, output)
@@ -23999,7 +24000,7 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -24010,7 +24011,7 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, output)
@@ -24079,7 +24080,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if exponent._base is not None:
         refresh_view(exponent)
@@ -24090,7 +24091,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
-            accumulator = exponent._get_grad_accumulator()
+            accumulator = exponent._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -24226,7 +24227,7 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
-            accumulator = exponent._get_grad_accumulator()
+            accumulator = exponent._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -24285,7 +24286,7 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24373,7 +24374,7 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24461,7 +24462,7 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24550,7 +24551,7 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24561,7 +24562,7 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24632,7 +24633,7 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24686,7 +24687,7 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24697,7 +24698,7 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -24771,7 +24772,7 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24782,7 +24783,7 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24822,7 +24823,7 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24857,7 +24858,7 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24868,7 +24869,7 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24928,7 +24929,7 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24980,7 +24981,7 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24991,7 +24992,7 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25060,7 +25061,7 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25071,7 +25072,7 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25140,7 +25141,7 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25151,7 +25152,7 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25220,7 +25221,7 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25231,7 +25232,7 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25300,7 +25301,7 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25311,7 +25312,7 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25380,7 +25381,7 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25391,7 +25392,7 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25468,7 +25469,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -25514,7 +25515,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
-            accumulator = grad._get_grad_accumulator()
+            accumulator = grad._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -25525,7 +25526,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad, mask)
@@ -25582,7 +25583,7 @@ def fast_fake_quantize_per_channel_affine_cachemask(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -25628,7 +25629,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
-            accumulator = grad._get_grad_accumulator()
+            accumulator = grad._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -25639,7 +25640,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad, mask)
@@ -25683,7 +25684,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25694,7 +25695,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, condition, self, other)
@@ -25757,7 +25758,7 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min, max)
@@ -25815,7 +25816,7 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
@@ -25872,7 +25873,7 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
@@ -25929,7 +25930,7 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25940,7 +25941,7 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26011,7 +26012,7 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26061,7 +26062,7 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26072,7 +26073,7 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26143,7 +26144,7 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26191,7 +26192,7 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26202,7 +26203,7 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26242,7 +26243,7 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26253,7 +26254,7 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26293,7 +26294,7 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26304,7 +26305,7 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26344,7 +26345,7 @@ def fast_bitwise_not(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26379,7 +26380,7 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -26390,7 +26391,7 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, src, non_blocking)
@@ -26448,7 +26449,7 @@ def fast_zero(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26498,7 +26499,7 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
@@ -26548,7 +26549,7 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -26559,7 +26560,7 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
@@ -26616,7 +26617,7 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if end._base is not None:
         refresh_view(end)
@@ -26627,7 +26628,7 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = end._grad_accumulator and end._grad_accumulator()
         if accumulator is None:
-            accumulator = end._get_grad_accumulator()
+            accumulator = end._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, end, weight)
@@ -26689,7 +26690,7 @@ def fast_nan_to_num(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -26747,7 +26748,7 @@ def fast_acosh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26803,7 +26804,7 @@ def fast_asinh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26859,7 +26860,7 @@ def fast_atanh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26915,7 +26916,7 @@ def fast_deg2rad(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26965,7 +26966,7 @@ def fast_rad2deg(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27015,7 +27016,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27026,7 +27027,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27093,7 +27094,7 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27151,7 +27152,7 @@ def fast_frac(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27201,7 +27202,7 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27243,7 +27244,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27254,7 +27255,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27318,7 +27319,7 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -27329,7 +27330,7 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, values)
@@ -27371,7 +27372,7 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27382,7 +27383,7 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27454,7 +27455,7 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27465,7 +27466,7 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27534,7 +27535,7 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if min._base is not None:
         refresh_view(min)
@@ -27545,7 +27546,7 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = min._grad_accumulator and min._grad_accumulator()
         if accumulator is None:
-            accumulator = min._get_grad_accumulator()
+            accumulator = min._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
@@ -27614,7 +27615,7 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if max._base is not None:
         refresh_view(max)
@@ -27625,7 +27626,7 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = max._grad_accumulator and max._grad_accumulator()
         if accumulator is None:
-            accumulator = max._get_grad_accumulator()
+            accumulator = max._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
@@ -27694,7 +27695,7 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27705,7 +27706,7 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27774,7 +27775,7 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, generator)
@@ -27825,7 +27826,7 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, generator)
@@ -27873,7 +27874,7 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, generator)
@@ -27908,7 +27909,7 @@ def fast_exponential(self: Tensor, lambd: float, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd, generator)
@@ -27958,7 +27959,7 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28013,7 +28014,7 @@ def fast_sum_dim_IntList(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28068,7 +28069,7 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28124,7 +28125,7 @@ def fast_mean_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28180,7 +28181,7 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28242,7 +28243,7 @@ def fast_prod_dim_int(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28304,7 +28305,7 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28349,7 +28350,7 @@ def fast_max(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -28407,7 +28408,7 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28452,7 +28453,7 @@ def fast_min(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -28510,7 +28511,7 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28570,7 +28571,7 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28630,7 +28631,7 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28694,7 +28695,7 @@ def fast_var_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28761,7 +28762,7 @@ def fast_std_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28826,7 +28827,7 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
@@ -28878,7 +28879,7 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
@@ -28938,7 +28939,7 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, descending)
@@ -28986,7 +28987,7 @@ def fast_sort_stable(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29036,7 +29037,7 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29084,7 +29085,7 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29143,7 +29144,7 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29192,7 +29193,7 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29241,7 +29242,7 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, k, dim, keepdim)
@@ -29286,7 +29287,7 @@ def fast_median(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -29344,7 +29345,7 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29389,7 +29390,7 @@ def fast_nanmedian(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -29447,7 +29448,7 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29492,7 +29493,7 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29537,7 +29538,7 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29594,7 +29595,7 @@ def fast_nansum(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29659,7 +29660,7 @@ def fast_std_mean_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29719,7 +29720,7 @@ def fast_var_mean_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29777,7 +29778,7 @@ def fast__unique2(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29825,7 +29826,7 @@ def fast_unique_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29873,7 +29874,7 @@ def fast_unique_consecutive(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29919,7 +29920,7 @@ def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29967,7 +29968,7 @@ def fast_unique_dim_consecutive(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30029,7 +30030,7 @@ def fast_segment_reduce(
     elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = data._grad_accumulator and data._grad_accumulator()
         if accumulator is None:
-            accumulator = data._get_grad_accumulator()
+            accumulator = data._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30098,7 +30099,7 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index)
@@ -30160,7 +30161,7 @@ def fast_index_add(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -30171,7 +30172,7 @@ def fast_index_add(
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30251,7 +30252,7 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30319,7 +30320,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30330,7 +30331,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
@@ -30394,7 +30395,7 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -30451,7 +30452,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30462,7 +30463,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
@@ -30527,7 +30528,7 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
@@ -30583,7 +30584,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -30594,7 +30595,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
@@ -30657,7 +30658,7 @@ def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, indices)
@@ -30714,7 +30715,7 @@ def fast_index_put(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -30725,7 +30726,7 @@ def fast_index_put(
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30794,7 +30795,7 @@ def fast_scatter_reduce_two(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30805,7 +30806,7 @@ def fast_scatter_reduce_two(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30891,7 +30892,7 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -30902,7 +30903,7 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30978,7 +30979,7 @@ def fast_index_fill_int_Scalar(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -31037,7 +31038,7 @@ def fast_index_fill_int_Tensor(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -31048,7 +31049,7 @@ def fast_index_fill_int_Tensor(
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -31112,7 +31113,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31123,7 +31124,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, source)
@@ -31187,7 +31188,7 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask)
@@ -31249,7 +31250,7 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, index)
@@ -31313,7 +31314,7 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31324,7 +31325,7 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31402,7 +31403,7 @@ def fast_scatter_value_reduce(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if index._base is not None:
         refresh_view(index)
@@ -31413,7 +31414,7 @@ def fast_scatter_value_reduce(
     elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = index._grad_accumulator and index._grad_accumulator()
         if accumulator is None:
-            accumulator = index._get_grad_accumulator()
+            accumulator = index._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31468,7 +31469,7 @@ def fast_index_reduce(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31479,7 +31480,7 @@ def fast_index_reduce(
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31567,7 +31568,7 @@ def fast_masked_scatter_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31630,7 +31631,7 @@ def fast_slice_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31641,7 +31642,7 @@ def fast_slice_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31707,7 +31708,7 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31718,7 +31719,7 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, src, dim, index)
@@ -31782,7 +31783,7 @@ def fast_diagonal_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31793,7 +31794,7 @@ def fast_diagonal_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31858,7 +31859,7 @@ def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, indices)
@@ -31915,7 +31916,7 @@ def fast__unsafe_index_put(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -31926,7 +31927,7 @@ def fast__unsafe_index_put(
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31991,7 +31992,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
@@ -32002,7 +32003,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
-            accumulator = mat2._get_grad_accumulator()
+            accumulator = mat2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mat2)
@@ -32077,7 +32078,7 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
@@ -32088,7 +32089,7 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
-            accumulator = mat2._get_grad_accumulator()
+            accumulator = mat2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mat2)
@@ -32159,7 +32160,7 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if tensor._base is not None:
         refresh_view(tensor)
@@ -32170,7 +32171,7 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
         if accumulator is None:
-            accumulator = tensor._get_grad_accumulator()
+            accumulator = tensor._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, tensor)
@@ -32241,7 +32242,7 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -32252,7 +32253,7 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -32323,7 +32324,7 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if vec._base is not None:
         refresh_view(vec)
@@ -32334,7 +32335,7 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = vec._grad_accumulator and vec._grad_accumulator()
         if accumulator is None:
-            accumulator = vec._get_grad_accumulator()
+            accumulator = vec._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, vec)
@@ -32407,7 +32408,7 @@ def fast__cdist_forward(
     elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x1._grad_accumulator and x1._grad_accumulator()
         if accumulator is None:
-            accumulator = x1._get_grad_accumulator()
+            accumulator = x1._new_grad_accumulator()
         fn_0 = accumulator
     if x2._base is not None:
         refresh_view(x2)
@@ -32418,7 +32419,7 @@ def fast__cdist_forward(
     elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x2._grad_accumulator and x2._grad_accumulator()
         if accumulator is None:
-            accumulator = x2._get_grad_accumulator()
+            accumulator = x2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, x1, x2, p, compute_mode)
@@ -32490,7 +32491,7 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -32549,7 +32550,7 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
@@ -32600,7 +32601,7 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
@@ -32651,7 +32652,7 @@ def fast_trace(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -32710,7 +32711,7 @@ def fast_linalg_vector_norm(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -32775,7 +32776,7 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -32836,7 +32837,7 @@ def fast_norm_ScalarOpt_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dim, keepdim)
@@ -32897,7 +32898,7 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -32908,7 +32909,7 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, p)
@@ -32980,7 +32981,7 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, check_errors)
@@ -33022,7 +33023,7 @@ def fast__linalg_det(A: Tensor) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A)
@@ -33074,7 +33075,7 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A)
@@ -33129,7 +33130,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33140,7 +33141,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33204,7 +33205,7 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33249,7 +33250,7 @@ def fast_linalg_qr(A: Tensor, mode: str) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, mode)
@@ -33299,7 +33300,7 @@ def fast__linalg_svd(
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33353,7 +33354,7 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, UPLO, compute_v)
@@ -33398,7 +33399,7 @@ def fast_linalg_eig(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -33448,7 +33449,7 @@ def fast_linalg_solve_triangular(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33459,7 +33460,7 @@ def fast_linalg_solve_triangular(
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33531,7 +33532,7 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -33542,7 +33543,7 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, dim)
@@ -33614,7 +33615,7 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -33676,7 +33677,7 @@ def fast_linalg_pinv_atol_rtol_tensor(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33740,7 +33741,7 @@ def fast_linalg_lstsq(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if b._base is not None:
         refresh_view(b)
@@ -33751,7 +33752,7 @@ def fast_linalg_lstsq(
     elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = b._grad_accumulator and b._grad_accumulator()
         if accumulator is None:
-            accumulator = b._get_grad_accumulator()
+            accumulator = b._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, b, rcond, driver)
@@ -33813,7 +33814,7 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, pivot, check_errors)
@@ -33858,7 +33859,7 @@ def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, pivot)
@@ -33912,7 +33913,7 @@ def fast_linalg_lu_solve(
     elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU._grad_accumulator and LU._grad_accumulator()
         if accumulator is None:
-            accumulator = LU._get_grad_accumulator()
+            accumulator = LU._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33923,7 +33924,7 @@ def fast_linalg_lu_solve(
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34000,7 +34001,7 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upper)
@@ -34053,7 +34054,7 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if tau._base is not None:
         refresh_view(tau)
@@ -34064,7 +34065,7 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tau._grad_accumulator and tau._grad_accumulator()
         if accumulator is None:
-            accumulator = tau._get_grad_accumulator()
+            accumulator = tau._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, input, tau)
@@ -34135,7 +34136,7 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dtype)
@@ -34198,7 +34199,7 @@ def fast_norm_ScalarOpt_dim_dtype(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34263,7 +34264,7 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dim, maxnorm)
@@ -34322,7 +34323,7 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upper)
@@ -34381,7 +34382,7 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if input2._base is not None:
         refresh_view(input2)
@@ -34392,7 +34393,7 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input2._grad_accumulator and input2._grad_accumulator()
         if accumulator is None:
-            accumulator = input2._get_grad_accumulator()
+            accumulator = input2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, input2, upper)
@@ -34468,7 +34469,7 @@ def fast_triangular_solve(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if A._base is not None:
         refresh_view(A)
@@ -34479,7 +34480,7 @@ def fast_triangular_solve(
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34552,7 +34553,7 @@ def fast_lu_unpack(
     elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
         if accumulator is None:
-            accumulator = LU_data._get_grad_accumulator()
+            accumulator = LU_data._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34599,7 +34600,7 @@ def fast_geqrf(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34639,7 +34640,7 @@ def fast_relu(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34691,7 +34692,7 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, approximate)
@@ -34748,7 +34749,7 @@ def fast_silu(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34808,7 +34809,7 @@ def fast_threshold_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34819,7 +34820,7 @@ def fast_threshold_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34889,7 +34890,7 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34900,7 +34901,7 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34972,7 +34973,7 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34983,7 +34984,7 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -35027,7 +35028,7 @@ def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35087,7 +35088,7 @@ def fast__softmax_backward_data(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -35098,7 +35099,7 @@ def fast__softmax_backward_data(
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35176,7 +35177,7 @@ def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35236,7 +35237,7 @@ def fast__log_softmax_backward_data(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -35247,7 +35248,7 @@ def fast__log_softmax_backward_data(
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35322,7 +35323,7 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, negative_slope)
@@ -35383,7 +35384,7 @@ def fast_leaky_relu_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35394,7 +35395,7 @@ def fast_leaky_relu_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35464,7 +35465,7 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35540,7 +35541,7 @@ def fast_elu_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self_or_result._base is not None:
         refresh_view(self_or_result)
@@ -35553,7 +35554,7 @@ def fast_elu_backward(
             self_or_result._grad_accumulator and self_or_result._grad_accumulator()
         )
         if accumulator is None:
-            accumulator = self_or_result._get_grad_accumulator()
+            accumulator = self_or_result._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35630,7 +35631,7 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, beta, threshold)
@@ -35692,7 +35693,7 @@ def fast_softplus_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35703,7 +35704,7 @@ def fast_softplus_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35778,7 +35779,7 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -35829,7 +35830,7 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35840,7 +35841,7 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35917,7 +35918,7 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min_val, max_val)
@@ -35979,7 +35980,7 @@ def fast_hardtanh_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35990,7 +35991,7 @@ def fast_hardtanh_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -36059,7 +36060,7 @@ def fast_mish(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36113,7 +36114,7 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36124,7 +36125,7 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36166,7 +36167,7 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, alpha)
@@ -36223,7 +36224,7 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -36280,7 +36281,7 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36291,7 +36292,7 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self, dim)
@@ -36361,7 +36362,7 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd)
@@ -36418,7 +36419,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_out._get_grad_accumulator()
+            accumulator = grad_out._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36429,7 +36430,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_out, self, lambd)
@@ -36493,7 +36494,7 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd)
@@ -36552,7 +36553,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36563,7 +36564,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -36629,7 +36630,7 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36685,7 +36686,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36696,7 +36697,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36759,7 +36760,7 @@ def fast_hardswish(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36815,7 +36816,7 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36826,7 +36827,7 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36896,7 +36897,7 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, threshold, value)
@@ -36962,7 +36963,7 @@ def fast_rrelu_with_noise(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37046,7 +37047,7 @@ def fast_rrelu_with_noise_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37057,7 +37058,7 @@ def fast_rrelu_with_noise_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37133,7 +37134,7 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if weight._base is not None:
         refresh_view(weight)
@@ -37144,7 +37145,7 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
-            accumulator = weight._get_grad_accumulator()
+            accumulator = weight._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, weight)
@@ -37213,7 +37214,7 @@ def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, input, p, train)
@@ -37261,7 +37262,7 @@ def fast_native_dropout_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -37272,7 +37273,7 @@ def fast_native_dropout_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37344,7 +37345,7 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37355,7 +37356,7 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -37434,7 +37435,7 @@ def fast_nll_loss_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37512,7 +37513,7 @@ def fast_nll_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37523,7 +37524,7 @@ def fast_nll_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37603,7 +37604,7 @@ def fast_nll_loss2d_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37681,7 +37682,7 @@ def fast_nll_loss2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37692,7 +37693,7 @@ def fast_nll_loss2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37768,7 +37769,7 @@ def fast_binary_cross_entropy(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37779,7 +37780,7 @@ def fast_binary_cross_entropy(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37859,7 +37860,7 @@ def fast_smooth_l1_loss(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37870,7 +37871,7 @@ def fast_smooth_l1_loss(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37947,7 +37948,7 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37958,7 +37959,7 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38043,7 +38044,7 @@ def fast_binary_cross_entropy_with_logits(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -38054,7 +38055,7 @@ def fast_binary_cross_entropy_with_logits(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38135,7 +38136,7 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -38203,7 +38204,7 @@ def fast_soft_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38214,7 +38215,7 @@ def fast_soft_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38304,7 +38305,7 @@ def fast_multi_margin_loss(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38386,7 +38387,7 @@ def fast_multi_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38397,7 +38398,7 @@ def fast_multi_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38483,7 +38484,7 @@ def fast_multilabel_margin_loss_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -38542,7 +38543,7 @@ def fast_multilabel_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38553,7 +38554,7 @@ def fast_multilabel_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38647,7 +38648,7 @@ def fast_embedding(
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
-            accumulator = weight._get_grad_accumulator()
+            accumulator = weight._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38723,7 +38724,7 @@ def fast_embedding_dense_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38785,7 +38786,7 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -38846,7 +38847,7 @@ def fast_reflection_pad1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38857,7 +38858,7 @@ def fast_reflection_pad1d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38920,7 +38921,7 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -38981,7 +38982,7 @@ def fast_reflection_pad2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38992,7 +38993,7 @@ def fast_reflection_pad2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39055,7 +39056,7 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39116,7 +39117,7 @@ def fast_reflection_pad3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39127,7 +39128,7 @@ def fast_reflection_pad3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39190,7 +39191,7 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39251,7 +39252,7 @@ def fast_replication_pad1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39262,7 +39263,7 @@ def fast_replication_pad1d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39325,7 +39326,7 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39386,7 +39387,7 @@ def fast_replication_pad2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39397,7 +39398,7 @@ def fast_replication_pad2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39460,7 +39461,7 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39521,7 +39522,7 @@ def fast_replication_pad3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39532,7 +39533,7 @@ def fast_replication_pad3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39604,7 +39605,7 @@ def fast_max_pool2d_with_indices(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39698,7 +39699,7 @@ def fast_max_pool2d_with_indices_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39709,7 +39710,7 @@ def fast_max_pool2d_with_indices_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39802,7 +39803,7 @@ def fast_max_pool3d_with_indices(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39896,7 +39897,7 @@ def fast_max_pool3d_with_indices_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39907,7 +39908,7 @@ def fast_max_pool3d_with_indices_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40024,7 +40025,7 @@ def fast_avg_pool2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40141,7 +40142,7 @@ def fast_avg_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40152,7 +40153,7 @@ def fast_avg_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40269,7 +40270,7 @@ def fast_avg_pool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40386,7 +40387,7 @@ def fast_avg_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40397,7 +40398,7 @@ def fast_avg_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40481,7 +40482,7 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40537,7 +40538,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40548,7 +40549,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -40607,7 +40608,7 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40663,7 +40664,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40674,7 +40675,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -40733,7 +40734,7 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40785,7 +40786,7 @@ def fast_adaptive_max_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40796,7 +40797,7 @@ def fast_adaptive_max_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40864,7 +40865,7 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40916,7 +40917,7 @@ def fast_adaptive_max_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40927,7 +40928,7 @@ def fast_adaptive_max_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40997,7 +40998,7 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41065,7 +41066,7 @@ def fast_max_unpool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41133,7 +41134,7 @@ def fast_fractional_max_pool2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41195,7 +41196,7 @@ def fast_fractional_max_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -41206,7 +41207,7 @@ def fast_fractional_max_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41282,7 +41283,7 @@ def fast_fractional_max_pool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41344,7 +41345,7 @@ def fast_fractional_max_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -41355,7 +41356,7 @@ def fast_fractional_max_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41427,7 +41428,7 @@ def fast_upsample_nearest1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41489,7 +41490,7 @@ def fast_upsample_nearest1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41549,7 +41550,7 @@ def fast__upsample_nearest_exact1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41611,7 +41612,7 @@ def fast__upsample_nearest_exact1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41674,7 +41675,7 @@ def fast_upsample_nearest2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41740,7 +41741,7 @@ def fast_upsample_nearest2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41804,7 +41805,7 @@ def fast__upsample_nearest_exact2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41870,7 +41871,7 @@ def fast__upsample_nearest_exact2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41935,7 +41936,7 @@ def fast_upsample_nearest3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42007,7 +42008,7 @@ def fast_upsample_nearest3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42073,7 +42074,7 @@ def fast__upsample_nearest_exact3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42145,7 +42146,7 @@ def fast__upsample_nearest_exact3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42207,7 +42208,7 @@ def fast_upsample_linear1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42273,7 +42274,7 @@ def fast_upsample_linear1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42338,7 +42339,7 @@ def fast_upsample_bilinear2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42410,7 +42411,7 @@ def fast_upsample_bilinear2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42476,7 +42477,7 @@ def fast_upsample_bicubic2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42548,7 +42549,7 @@ def fast_upsample_bicubic2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42619,7 +42620,7 @@ def fast_upsample_trilinear3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42712,7 +42713,7 @@ def fast_upsample_trilinear3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42793,7 +42794,7 @@ def fast__upsample_bilinear2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42865,7 +42866,7 @@ def fast__upsample_bilinear2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42931,7 +42932,7 @@ def fast__upsample_bicubic2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43003,7 +43004,7 @@ def fast__upsample_bicubic2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43069,7 +43070,7 @@ def fast__upsample_lanczos2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43141,7 +43142,7 @@ def fast__upsample_lanczos2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43199,7 +43200,7 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upscale_factor)
@@ -43250,7 +43251,7 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, downscale_factor)
@@ -43301,7 +43302,7 @@ def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, groups)
@@ -43360,7 +43361,7 @@ def fast_im2col(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43428,7 +43429,7 @@ def fast_col2im(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43490,7 +43491,7 @@ def fast_affine_grid_generator(
     elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = theta._grad_accumulator and theta._grad_accumulator()
         if accumulator is None:
-            accumulator = theta._get_grad_accumulator()
+            accumulator = theta._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43554,7 +43555,7 @@ def fast_grid_sampler_2d(
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
@@ -43565,7 +43566,7 @@ def fast_grid_sampler_2d(
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
-            accumulator = grid._get_grad_accumulator()
+            accumulator = grid._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43649,7 +43650,7 @@ def fast_grid_sampler_3d(
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
@@ -43660,7 +43661,7 @@ def fast_grid_sampler_3d(
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
-            accumulator = grid._get_grad_accumulator()
+            accumulator = grid._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43738,7 +43739,7 @@ def fast__thnn_fused_gru_cell_backward(
     elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_hy._get_grad_accumulator()
+            accumulator = grad_hy._new_grad_accumulator()
         fn_0 = accumulator
     if workspace._base is not None:
         refresh_view(workspace)
@@ -43749,7 +43750,7 @@ def fast__thnn_fused_gru_cell_backward(
     elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
         if accumulator is None:
-            accumulator = workspace._get_grad_accumulator()
+            accumulator = workspace._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43799,7 +43800,7 @@ def fast_erfc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -43855,7 +43856,7 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -43866,7 +43867,7 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -43935,7 +43936,7 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -43992,7 +43993,7 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44049,7 +44050,7 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -44106,7 +44107,7 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, eps)
@@ -44163,7 +44164,7 @@ def fast_sinc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44219,7 +44220,7 @@ def fast_lgamma(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44275,7 +44276,7 @@ def fast_digamma(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44331,7 +44332,7 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, n, self)
@@ -44388,7 +44389,7 @@ def fast_erfinv(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44444,7 +44445,7 @@ def fast_i0(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44500,7 +44501,7 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44511,7 +44512,7 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44582,7 +44583,7 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44593,7 +44594,7 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44662,7 +44663,7 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -44673,7 +44674,7 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self, eps)
@@ -44715,7 +44716,7 @@ def fast_special_entr(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44771,7 +44772,7 @@ def fast_special_ndtri(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44823,7 +44824,7 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44881,7 +44882,7 @@ def fast_special_erfcx(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44939,7 +44940,7 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44950,7 +44951,7 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45019,7 +45020,7 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45076,7 +45077,7 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45133,7 +45134,7 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45144,7 +45145,7 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45215,7 +45216,7 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45272,7 +45273,7 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45322,7 +45323,7 @@ def fast_special_i0e(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45380,7 +45381,7 @@ def fast_special_i1(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45438,7 +45439,7 @@ def fast_special_i1e(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45500,7 +45501,7 @@ def fast__fft_r2c(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45562,7 +45563,7 @@ def fast__fft_c2r(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45622,7 +45623,7 @@ def fast__fft_c2c(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45685,7 +45686,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45696,7 +45697,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -45826,7 +45827,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45837,7 +45838,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -45973,7 +45974,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45984,7 +45985,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)

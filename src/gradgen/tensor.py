@@ -301,25 +301,32 @@ class Tensor(TensorBase):
         reference = self._grad_accumulator
         accumulator = reference() if reference is not None else None
         if accumulator is None:
-            # Two threads recording on this leaf at once must get the same node (its
-            # mutex guards `.grad`): create it under a lock, checking again inside.
-            # (acquire and release, not `with`: half the cost, once per leaf and graph)
-            _acquire_accumulator_lock()
-            try:
-                reference = self._grad_accumulator
-                accumulator = reference() if reference is not None else None
-                if accumulator is None:
-                    # The mutex outlives the node: a leaf gets a new AccumulateGrad
-                    # per graph but has at most one alive, so one mutex per leaf
-                    # guards its `.grad` as one per node does, made once.
-                    try:
-                        mutex = self._accumulator_mutex
-                    except AttributeError:  # the leaf's first AccumulateGrad
-                        mutex = self._accumulator_mutex = _RLock()
-                    accumulator = AccumulateGrad(self, mutex)
-                    self._grad_accumulator = _weak_reference(accumulator)
-            finally:
-                _release_accumulator_lock()
+            accumulator = self._new_grad_accumulator()
+        return accumulator
+
+    def _new_grad_accumulator(self) -> AccumulateGrad:
+        """The AccumulateGrad of a leaf that requires grad and has none alive (what the
+        generated fast paths call when they find none; another thread may have made
+        one since, which is then the one)."""
+        # Two threads recording on this leaf at once must get the same node (its mutex
+        # guards `.grad`): create it under a lock, checking again inside.
+        # (acquire and release, not `with`: half the cost, once per leaf and graph)
+        _acquire_accumulator_lock()
+        try:
+            reference = self._grad_accumulator
+            accumulator = reference() if reference is not None else None
+            if accumulator is None:
+                # The mutex outlives the node: a leaf gets a new AccumulateGrad per
+                # graph but has at most one alive, so one mutex per leaf guards its
+                # `.grad` as one per node does, made once.
+                try:
+                    mutex = self._accumulator_mutex
+                except AttributeError:  # the leaf's first AccumulateGrad
+                    mutex = self._accumulator_mutex = _RLock()
+                accumulator = AccumulateGrad(self, mutex)
+                self._grad_accumulator = _weak_reference(accumulator)
+        finally:
+            _release_accumulator_lock()
         return accumulator
 
     def _shallow_copy(self) -> Tensor:
