@@ -31,7 +31,7 @@ from gradgen.arguments import tensor_argument
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVariableList
-from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, new_object
+from gradgen.tensor import WRAPPED_FLOATS, WRAPPED_INTS, Number, Tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
     INT_OPERANDS,
@@ -21658,14 +21658,15 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -21673,7 +21674,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -21793,14 +21794,15 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -21808,7 +21810,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -21948,14 +21950,15 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -21963,7 +21966,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -24138,14 +24141,15 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             exponent._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = exponent._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not exponent._is_wrapped_number
@@ -24153,7 +24157,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -45665,6 +45669,8 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "add", "other", 1, True)
     alpha = 1
@@ -45734,14 +45740,15 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -45749,7 +45756,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -45806,6 +45813,8 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "sub", "other", 1, True)
     alpha = 1
@@ -45875,14 +45884,15 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -45890,7 +45900,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (
@@ -45954,6 +45964,8 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "mul", "other", 1, True)
     handle = operators.mul_Tensor
@@ -46035,14 +46047,15 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
+        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
+        # of dtypes is the kernel's (None).
         if (
             other._is_wrapped_number
             and not self._is_wrapped_number
             and dtype_0.kind in "fc"
             and dtype_1.kind in "biuf"
         ):
-            array_1 = array_1.astype(dtype_0)
+            array_1 = other._number_casts[dtype_0]
         elif (
             self._is_wrapped_number
             and not other._is_wrapped_number
@@ -46050,7 +46063,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
             and dtype_0.kind in "biuf"
         ):
             dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+            array_0 = self._number_casts[dtype_0]
         else:
             dtype_0 = None
     if (

@@ -130,9 +130,13 @@ class Tensor(TensorBase):
         # A leaf's AccumulateGrad mutex, kept across its graphs (set with the leaf's
         # first AccumulateGrad; unset until then, so no constructor writes it).
         "_accumulator_mutex",
+        # A wrapped number's array in other dtypes (NumberCasts; set by wrap_number,
+        # unset on any other tensor).
+        "_number_casts",
         "__weakref__",
     )
     _accumulator_mutex: threading.RLock
+    _number_casts: NumberCasts
 
     # numpy defers to us in `ndarray * tensor`.
     __array_priority__ = 1000
@@ -652,6 +656,25 @@ WRAPPED_FLOATS: dict[float, Tensor] = {}
 WRAPPED_INTS: dict[int, Tensor] = {}
 
 
+class NumberCasts(dict[np.dtype[Any], np.ndarray]):
+    """A wrapped number's array cast to other dtypes, each made on its first use:
+    where a wrapped number meets a float or complex tensor (`3 * x`), the generated
+    fast paths' inline kernels take it in the tensor's dtype, as promotion casts it,
+    from here rather than by a cast per call. Read-only, as the number's own array."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: np.ndarray) -> None:
+        super().__init__()
+        self.number = number
+
+    def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray:
+        cast = self.number.astype(dtype_)
+        cast.flags.writeable = False
+        self[dtype_] = cast
+        return cast
+
+
 def wrap_number(value: Any) -> Tensor:
     """A Python number as a 0-d 'wrapped number' tensor, or a Tensor unchanged."""
     if isinstance(value, Tensor):
@@ -669,6 +692,7 @@ def wrap_number(value: Any) -> Tensor:
         )
         wrapped._is_wrapped_number = True
         wrapped._data.flags.writeable = False
+        wrapped._number_casts = NumberCasts(wrapped._data)
         # nan != nan, and -0.0 == 0.0 with the same hash: neither is cached.
         if (
             len(_WRAPPED) < _WRAPPED_LIMIT
