@@ -669,7 +669,8 @@ class NumberCasts(dict[np.dtype[Any], np.ndarray]):
         self.number = number
 
     def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray:
-        cast = self.number.astype(dtype_)
+        with np.errstate(all="ignore"):  # 1e5 to float16 is inf, silently (kernels.py)
+            cast = self.number.astype(dtype_)
         cast.flags.writeable = False
         self[dtype_] = cast
         return cast
