@@ -34,6 +34,7 @@ from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVari
 from gradgen.tensor import WRAPPED_FLOATS, WRAPPED_INTS, Number, Tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
+    DUNDER_NUMBER_TYPES,
     INT_OPERANDS,
     ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
@@ -45664,6 +45665,118 @@ def fast__fft_c2c(
     return result
 
 
+def dunder_pow_Tensor_Scalar(self: Tensor, exponent: Any) -> Any:
+    """Python's operator over pow.Tensor_Scalar (tensor_api.DUNDERS): a Python int or float goes straight to the fast path, in one frame; a tensor to its overload's fast path, any other number to this one's."""
+    if type(exponent) is not int and type(exponent) is not float:
+        if isinstance(exponent, Tensor):
+            return operators.pow_Tensor_Tensor.fast(self, exponent)
+        if not isinstance(exponent, DUNDER_NUMBER_TYPES):
+            # the method: its overloads, and its error for what is not a number
+            return self.pow(exponent)
+    handle = operators.pow_Tensor_Scalar
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, exponent)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd (looked up where called)
+    if not grad_mode_state.enabled:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    if anomaly_mode._enabled:  # the node records the forward's stack: the general path
+        return handle.call(self, exponent)
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
+    if self._base is not None:
+        refresh_view(self)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._new_grad_accumulator()
+        fn_0 = accumulator
+    if fn_0 is None:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    # The node without its two `__init__` frames: Node's fields (`_input_metadata` with
+    # the history below), then its class's own, as `__init__` sets them.
+    grad_fn = new_object(functions.PowBackward0)
+    grad_fn._sequence_number = next(SEQUENCE_NUMBERS)
+    grad_fn._extras = None
+    grad_fn.self_ = None
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.exponent = exponent
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
+    value = None
+    array_0 = self._data
+    dtype_0 = array_0.dtype
+    if (
+        (type(exponent) is float or type(exponent) is int)
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
+    ):
+        value = (
+            (
+                np.square(array_0, out=ARRAY_OUT)
+                if exponent == 2
+                else (
+                    np.power(array_0, INT_OPERANDS[exponent, dtype_0], out=ARRAY_OUT)
+                    if not -1 <= exponent <= 2
+                    else array_0**exponent
+                )
+            )
+            if type(exponent) is int
+            else array_0**exponent
+        )
+        if type(value) is ndarray:
+            if value.dtype is not dtype_0:
+                value = None
+        elif type(value) is dtype_0.type:
+            value = np.asarray(value)  # a 0-d result: numpy's scalar
+            dtype_0 = value.dtype
+        else:
+            value = None
+    if value is None:
+        result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+        value = result._data
+        dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
+    # set_history's common case inline: an output shape and dtype seen before (the
+    # result's array and dtype are `value` and `dtype_0` here).
+    metadata = ONE_OUTPUT_METADATA.get(value.shape)
+    if metadata is not None and metadata[0][1] is dtype_0:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        grad_fn._input_metadata = ()
+        set_history(result, grad_fn)
+    return result
+
+
 def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     """Python's operator over add.Tensor (tensor_api.DUNDERS): the method binding's conversion of `other`, then the fast path, in one frame."""
     if type(other) is not Tensor:
@@ -49409,3 +49522,4 @@ operators._fft_c2c.fast = fast__fft_c2c
 operators.DUNDERS["dunder_add_Tensor"] = dunder_add_Tensor
 operators.DUNDERS["dunder_sub_Tensor"] = dunder_sub_Tensor
 operators.DUNDERS["dunder_mul_Tensor"] = dunder_mul_Tensor
+operators.DUNDERS["dunder_pow_Tensor_Scalar"] = dunder_pow_Tensor_Scalar

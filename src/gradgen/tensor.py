@@ -564,7 +564,7 @@ class Tensor(TensorBase):
         __rsub__ = _api.reversed_sub
         __mul__: _api.Binary
         __rmul__: _api.Binary
-        __pow__ = _api.power
+        __pow__: _api.Binary
         __rpow__: _api.Binary
         __matmul__ = _api.matmul
         __rmatmul__ = _api.reversed_matmul

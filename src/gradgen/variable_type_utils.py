@@ -40,6 +40,11 @@ ARRAY_OUT: Any = (
 )
 
 
+# The numbers a fused dunder over a Scalar (`x ** n`) passes to its fast path itself;
+# anything else goes to the Tensor method (its overloads, its error for a non-number).
+DUNDER_NUMBER_TYPES = (int, float, complex, np.number)
+
+
 class IntOperands(dict[tuple[int, np.dtype[Any]], Any]):
     """`INT_OPERANDS[n, dtype]`: the operand numpy makes of a Python int `n` in a ufunc
     over arrays of `dtype` (a "weak" Python int takes the array's dtype), made once:
