@@ -45666,13 +45666,18 @@ def fast__fft_c2c(
 
 
 def dunder_pow_Tensor_Scalar(self: Tensor, exponent: Any) -> Any:
-    """Python's operator over pow.Tensor_Scalar (tensor_api.DUNDERS): a Python int or float goes straight to the fast path, in one frame; a tensor to its overload's fast path, any other number to this one's."""
+    """Python's operator over pow.Tensor_Scalar (tensor_api.DUNDERS): a Python int or float goes straight to the fast path, in one frame; a tensor to its overload's fast path, any other number to this one's, anything else to the method."""
     if type(exponent) is not int and type(exponent) is not float:
         if isinstance(exponent, Tensor):
             return operators.pow_Tensor_Tensor.fast(self, exponent)
         if not isinstance(exponent, DUNDER_NUMBER_TYPES):
-            # the method: its overloads, and its error for what is not a number
-            return self.pow(exponent)
+            # The method (its overloads); what it refuses, the operator leaves to the
+            # other operand (NotImplemented: its reflected method, else Python's
+            # TypeError), as PyTorch's does.
+            try:
+                return self.pow(exponent)
+            except TypeError:
+                return NotImplemented
     handle = operators.pow_Tensor_Scalar
     if dispatch._detour is not None or forward_ad_levels.count:
         return handle.call(self, exponent)
