@@ -26,7 +26,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-import numpy as np
 
 from . import devices, dtypes, indexing, numpy_interop
 from .autograd import backward as _autograd_backward
