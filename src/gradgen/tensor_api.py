@@ -26,7 +26,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-
 from . import devices, dtypes, indexing, numpy_interop
 from .autograd import backward as _autograd_backward
 from .composites import to_dtype
