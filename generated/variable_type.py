@@ -21659,23 +21659,15 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -21795,23 +21787,15 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -21951,23 +21935,15 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -24142,23 +24118,15 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            exponent._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if exponent._is_wrapped_number and not self._is_wrapped_number:
             array_1 = exponent._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not exponent._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not exponent._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -45858,23 +45826,15 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -46002,23 +45962,15 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -46165,23 +46117,15 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it (the cast made once: tensor.NumberCasts); any other pair
-        # of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
             array_1 = other._number_casts[dtype_0]
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = self._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (

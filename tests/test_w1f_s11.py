@@ -173,6 +173,29 @@ def test_a_wrapped_numbers_casts_are_per_dtype_and_read_only() -> None:
     assert wrapped._data.dtype == np.dtype("int64")  # the number itself unchanged
 
 
+def test_a_wrapped_number_has_no_cast_where_promotion_is_the_kernels() -> None:
+    # an integer or bool tensor, or a number of a higher category than the tensor's
+    # (a complex number and a float tensor): None, and the kernel promotes
+    for number, dtype in (
+        (3, "int32"),
+        (3, "int64"),
+        (True, "bool"),
+        (0.5, "int16"),
+        (2 + 1j, "float32"),
+        (2 + 1j, "float64"),
+    ):
+        assert wrap_number(number)._number_casts[np.dtype(dtype)] is None
+    values = {"int32": [1, 2], "bool": [True, False], "float32": [0.5, 1.5]}
+    for dtype, data in values.items():
+        tensor = gradgen.tensor(np.asarray(data, dtype=dtype))
+        for number, expected in ((3, None), (2 + 1j, "complex64")):
+            result = tensor * number
+            if expected is None:
+                expected = {"int32": "int32", "bool": "int64"}.get(dtype, dtype)
+            assert result._data.dtype == np.dtype(expected), (dtype, number)
+    assert (gradgen.tensor([1, 2], dtype=gradgen.int32) * 3).tolist() == [3, 6]
+
+
 def test_only_wrapped_numbers_have_casts() -> None:
     x = _leaf([1.0])
     for tensor in (x, x * 2, gradgen.tensor(3)):

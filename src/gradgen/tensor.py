@@ -656,11 +656,13 @@ WRAPPED_FLOATS: dict[float, Tensor] = {}
 WRAPPED_INTS: dict[int, Tensor] = {}
 
 
-class NumberCasts(dict[np.dtype[Any], np.ndarray]):
-    """A wrapped number's array cast to other dtypes, each made on its first use:
-    where a wrapped number meets a float or complex tensor (`3 * x`), the generated
-    fast paths' inline kernels take it in the tensor's dtype, as promotion casts it,
-    from here rather than by a cast per call. Read-only, as the number's own array."""
+class NumberCasts(dict[np.dtype[Any], np.ndarray | None]):
+    """A wrapped number's array cast to the dtype of a tensor it meets, each made on
+    its first use: where a wrapped number of no higher category meets a float or
+    complex tensor (`3 * x`, `x_float32 * 0.5`), promotion gives the tensor's dtype,
+    and the generated fast paths' inline kernels take the number in it from here
+    rather than by a cast per call (read-only, as the number's own array). None for
+    any other dtype: the kernel's promotion decides."""
 
     __slots__ = ("number",)
 
@@ -668,10 +670,12 @@ class NumberCasts(dict[np.dtype[Any], np.ndarray]):
         super().__init__()
         self.number = number
 
-    def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray:
-        with np.errstate(all="ignore"):  # 1e5 to float16 is inf, silently (kernels.py)
-            cast = self.number.astype(dtype_)
-        cast.flags.writeable = False
+    def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray | None:
+        cast = None
+        if dtype_.kind in "fc" and self.number.dtype.kind in "biuf":
+            with np.errstate(all="ignore"):  # 1e5 is inf in float16, silently
+                cast = self.number.astype(dtype_)
+            cast.flags.writeable = False
         self[dtype_] = cast
         return cast
 
