@@ -12,7 +12,8 @@ Invariants:
 - `_version_counter` is shared by every tensor over the same memory (views, detach(),
   saved outputs) and bumped by every in-place change; SavedVariable compares it.
 - A wrapped number (`_is_wrapped_number`) is a Python number turned into a 0-d tensor
-  for an operator argument; it never requires grad and ranks lowest in promotion.
+  for an operator argument; it never requires grad and ranks lowest in promotion. Only
+  `wrap_number` makes one (with its `_number_casts`, which no other tensor has).
 
 The operator methods (`add`, `mul`, `permute`, ...) are generated from
 native_functions.yaml and installed by `install_methods`; the hand-written methods that
