@@ -204,6 +204,28 @@ def _away_from_helpers(op: OperatorIR, helpers: frozenset[str]) -> OperatorIR:
     return replace(op, forward_ad=replace(op.forward_ad, jvps=jvps))
 
 
+def _with_tensor_overloads(
+    operators: tuple[OperatorIR, ...],
+) -> tuple[OperatorIR, ...]:
+    """The operators, each one over a tensor and a Scalar with its `tensor_overload`:
+    the overload of the same name over the same two arguments as plain Tensors, where
+    that one has a fast path."""
+    pairs = {
+        (op.name.split(".")[0], op.promoted_pair): op.identifier
+        for op in operators
+        if op.promoted_pair and op.fast_path
+    }
+    return tuple(
+        (
+            replace(op, tensor_overload=overload)
+            if op.inline_scalar
+            and (overload := pairs.get((op.name.split(".")[0], op.inline_scalar), ""))
+            else op
+        )
+        for op in operators
+    )
+
+
 def _namespaces(public: list[NativeFunction]) -> tuple[NamespaceIR, ...]:
     """The functions of each python_module: namespace (linalg.py, ...)."""
     return tuple(
@@ -250,6 +272,7 @@ def build(
         for f in model.native_functions
         if f.numpy is not None
     )
+    operators = _with_tensor_overloads(operators)
     nodes = _backward_nodes(model)
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(

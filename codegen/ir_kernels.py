@@ -278,12 +278,15 @@ _UFUNCS: dict[type[ast.AST], str] = {
 }
 
 
-def _integer_power(node: ast.BinOp) -> ast.expr:
+def _integer_power(node: ast.BinOp, arrays: set[str]) -> ast.expr:
     """`array ** exponent` with a Python int exponent that numpy's `**` takes no
     shortcut for (below -1, above 2) as np.power, and 2 as np.square (its shortcut),
     both asked for an array (ARRAY_OUT): the ufunc `**` calls, so the same bits, with
     a 0-d result an array already. Any other exponent stays `**` (-1: np.reciprocal,
-    0.5: np.sqrt, in numpy 1.x also 0 and 1; a float: its shortcuts vary by version)."""
+    0.5: np.sqrt, in numpy 1.x also 0 and 1; a float: its shortcuts vary by version).
+    np.power over one of the fast path's arrays (`arrays`, all of dtype `dtype_0`
+    where the kernel is evaluated) takes the exponent as the 0-d array numpy would
+    convert it to (variable_type_utils.INT_OPERANDS), made once rather than per call."""
     operand, exponent = node.left, node.right
 
     def name(identifier: str) -> ast.expr:
@@ -309,11 +312,20 @@ def _integer_power(node: ast.BinOp) -> ast.expr:
             comparators=[exponent, ast.Constant(2)],
         ),
     )
+    power_exponent = exponent
+    if isinstance(operand, ast.Name) and operand.id in arrays:
+        power_exponent = ast.Subscript(
+            value=name("INT_OPERANDS"),
+            slice=ast.Tuple(elts=[exponent, name("dtype_0")], ctx=ast.Load()),
+            ctx=ast.Load(),
+        )
     integer = ast.IfExp(
         test=ast.Compare(left=exponent, ops=[ast.Eq()], comparators=[ast.Constant(2)]),
         body=ufunc("square", [operand]),
         orelse=ast.IfExp(
-            test=no_shortcut, body=ufunc("power", [operand, exponent]), orelse=node
+            test=no_shortcut,
+            body=ufunc("power", [operand, power_exponent]),
+            orelse=node,
         ),
     )
     return ast.IfExp(test=is_int, body=integer, orelse=node)
@@ -355,7 +367,7 @@ class _UfuncCalls(ast.NodeTransformer):
             and isinstance(node.right, ast.Name)
             and node.right.id not in self.arrays
         ):
-            return _integer_power(node)
+            return _integer_power(node, self.arrays)
         if type(node.op) in _UFUNCS and (
             self._is_array(node.left) or self._is_array(node.right)
         ):

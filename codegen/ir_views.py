@@ -75,9 +75,10 @@ class ForwardADIR:
     keeps_original_self: bool  # in-place and a formula reads self_p
 
 
-# The operators of Python's `+`, `-` and `*` on two tensors or a tensor and a number
-# (tensor_api.DUNDERS): each gets a dunder_NAME beside its fast path.
-DUNDER_OPERATORS = ("add.Tensor", "sub.Tensor", "mul.Tensor")
+# The operators of Python's `+`, `-` and `*` on two tensors or a tensor and a number,
+# and of `**` with a number exponent (tensor_api.DUNDERS): each gets a dunder_NAME
+# beside its fast path.
+DUNDER_OPERATORS = ("add.Tensor", "sub.Tensor", "mul.Tensor", "pow.Tensor_Scalar")
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,10 @@ class OperatorIR:
     no_requires_grad_checks: tuple[str, ...]  # argument names
     # vmap's rule, from `batching:` (codegen/batching.py): (kind, names) or None
     batching: tuple[str, tuple[str, ...]] | None = None
+    # For an operator over a tensor and a Scalar (`inline_scalar`), the identifier of
+    # its overload with a plain Tensor in the Scalar's place, when that one has a fast
+    # path too (pow.Tensor_Scalar: "pow_Tensor_Tensor"), else "".
+    tensor_overload: str = ""
 
     @property
     def fast_path(self) -> bool:
@@ -136,8 +141,13 @@ class OperatorIR:
         """Whether variable_type.py also gives the operator `dunder_<identifier>(self,
         other)`, what Python's binary operator on a Tensor calls (`x * y`,
         Tensor.__mul__ and __rmul__): the method binding's conversion of `other` and the
-        fast path in one frame."""
-        return self.fast_path and self.name in DUNDER_OPERATORS
+        fast path in one frame (over a Scalar, `x ** 3`: a Python int or float goes
+        straight in, a tensor to `tensor_overload`, anything else to the method)."""
+        return (
+            self.fast_path
+            and self.name in DUNDER_OPERATORS
+            and bool(self.promoted_pair or self.inline_scalar)
+        )
 
     @property
     def inplace_fast_path(self) -> bool:

@@ -31,9 +31,11 @@ from gradgen.arguments import tensor_argument
 from gradgen.dtypes import dtype
 from gradgen.grad_mode import _state as grad_mode_state
 from gradgen.graph import OPEN_HOOKS, SEQUENCE_NUMBERS, SavedVariable, SavedVariableList
-from gradgen.tensor import WRAPPED_FLOATS, Number, Tensor, new_object
+from gradgen.tensor import WRAPPED_FLOATS, WRAPPED_INTS, Number, Tensor, new_object
 from gradgen.variable_type_utils import (
     ARRAY_OUT,
+    DUNDER_NUMBER_TYPES,
+    INT_OPERANDS,
     ONE_OUTPUT_METADATA,
     SCALAR_TYPES,
     NotImplementedBackward,
@@ -20509,7 +20511,7 @@ def fast_sum_to_size(self: Tensor, size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, size)
@@ -20564,7 +20566,7 @@ def fast_select_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -20629,7 +20631,7 @@ def fast_slice_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -20687,7 +20689,7 @@ def fast_flip(self: Tensor, dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dims)
@@ -20738,7 +20740,7 @@ def fast_roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, shifts, dims)
@@ -20790,7 +20792,7 @@ def fast_repeat(self: Tensor, repeats: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, repeats)
@@ -20842,7 +20844,7 @@ def fast__unsafe_view(self: Tensor, size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, size)
@@ -20893,7 +20895,7 @@ def fast_constant_pad_nd(self: Tensor, pad: Sequence[int], value: Number) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, pad, value)
@@ -20948,7 +20950,7 @@ def fast_diagonal_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21007,7 +21009,7 @@ def fast_diagonal_copy(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21065,7 +21067,7 @@ def fast_diag_embed(self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21118,7 +21120,7 @@ def fast_repeat_interleave_Tensor(repeats: Tensor, output_size: int | None) -> A
     elif repeats._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = repeats._grad_accumulator and repeats._grad_accumulator()
         if accumulator is None:
-            accumulator = repeats._get_grad_accumulator()
+            accumulator = repeats._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, repeats, output_size)
@@ -21161,7 +21163,7 @@ def fast_as_strided_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -21172,7 +21174,7 @@ def fast_as_strided_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21254,7 +21256,7 @@ def fast_unfold_backward(
     elif grad_in._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_in._grad_accumulator and grad_in._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_in._get_grad_accumulator()
+            accumulator = grad_in._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21313,7 +21315,7 @@ def fast_narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -21369,7 +21371,7 @@ def fast_lift(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -21419,7 +21421,7 @@ def fast_rot90(self: Tensor, k: int, dims: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, k, dims)
@@ -21471,7 +21473,7 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     elif real._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = real._grad_accumulator and real._grad_accumulator()
         if accumulator is None:
-            accumulator = real._get_grad_accumulator()
+            accumulator = real._new_grad_accumulator()
         fn_0 = accumulator
     if imag._base is not None:
         refresh_view(imag)
@@ -21482,7 +21484,7 @@ def fast_complex(real: Tensor, imag: Tensor) -> Any:
     elif imag._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = imag._grad_accumulator and imag._grad_accumulator()
         if accumulator is None:
-            accumulator = imag._get_grad_accumulator()
+            accumulator = imag._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, real, imag)
@@ -21539,7 +21541,7 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     elif abs._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = abs._grad_accumulator and abs._grad_accumulator()
         if accumulator is None:
-            accumulator = abs._get_grad_accumulator()
+            accumulator = abs._new_grad_accumulator()
         fn_0 = accumulator
     if angle._base is not None:
         refresh_view(angle)
@@ -21550,7 +21552,7 @@ def fast_polar(abs: Tensor, angle: Tensor) -> Any:
     elif angle._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = angle._grad_accumulator and angle._grad_accumulator()
         if accumulator is None:
-            accumulator = angle._get_grad_accumulator()
+            accumulator = angle._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, abs, angle)
@@ -21609,7 +21611,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21620,7 +21622,7 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -21657,22 +21659,15 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -21744,7 +21739,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21755,7 +21750,7 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -21792,22 +21787,15 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -21886,7 +21874,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -21897,7 +21885,7 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -21947,22 +21935,15 @@ def fast_mul_Tensor(self: Tensor, other: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -22034,7 +22015,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -22072,7 +22053,7 @@ def fast_pow_Tensor_Scalar(self: Tensor, exponent: Number) -> Any:
                 np.square(array_0, out=ARRAY_OUT)
                 if exponent == 2
                 else (
-                    np.power(array_0, exponent, out=ARRAY_OUT)
+                    np.power(array_0, INT_OPERANDS[exponent, dtype_0], out=ARRAY_OUT)
                     if not -1 <= exponent <= 2
                     else array_0**exponent
                 )
@@ -22140,7 +22121,7 @@ def fast_neg(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22190,7 +22171,7 @@ def fast_clone(self: Tensor, memory_format: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, memory_format)
@@ -22254,7 +22235,7 @@ def fast__to_copy(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -22309,7 +22290,7 @@ def fast_exp(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22361,7 +22342,7 @@ def fast_exp2(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22413,7 +22394,7 @@ def fast_log(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22469,7 +22450,7 @@ def fast_log2(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22525,7 +22506,7 @@ def fast_log10(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22581,7 +22562,7 @@ def fast_log1p(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22637,7 +22618,7 @@ def fast_expm1(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22689,7 +22670,7 @@ def fast_sqrt(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22741,7 +22722,7 @@ def fast_rsqrt(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22793,7 +22774,7 @@ def fast_reciprocal(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22845,7 +22826,7 @@ def fast_abs(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22901,7 +22882,7 @@ def fast_sgn(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -22959,7 +22940,7 @@ def fast_sign(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23009,7 +22990,7 @@ def fast_sin(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23065,7 +23046,7 @@ def fast_cos(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23121,7 +23102,7 @@ def fast_tan(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23173,7 +23154,7 @@ def fast_asin(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23229,7 +23210,7 @@ def fast_acos(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23285,7 +23266,7 @@ def fast_atan(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23341,7 +23322,7 @@ def fast_sinh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23397,7 +23378,7 @@ def fast_cosh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23453,7 +23434,7 @@ def fast_tanh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23505,7 +23486,7 @@ def fast_sigmoid(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23557,7 +23538,7 @@ def fast_erf(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23613,7 +23594,7 @@ def fast_floor(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23663,7 +23644,7 @@ def fast_ceil(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23713,7 +23694,7 @@ def fast_round(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23763,7 +23744,7 @@ def fast_round_decimals(self: Tensor, decimals: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, decimals)
@@ -23813,7 +23794,7 @@ def fast_trunc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23863,7 +23844,7 @@ def fast_angle(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -23919,7 +23900,7 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -23930,7 +23911,7 @@ def fast_sigmoid_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, output)
@@ -23999,7 +23980,7 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -24010,7 +23991,7 @@ def fast_tanh_backward(grad_output: Tensor, output: Tensor) -> Any:
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, output)
@@ -24079,7 +24060,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if exponent._base is not None:
         refresh_view(exponent)
@@ -24090,7 +24071,7 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
-            accumulator = exponent._get_grad_accumulator()
+            accumulator = exponent._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -24137,22 +24118,15 @@ def fast_pow_Tensor_Tensor(self: Tensor, exponent: Tensor) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            exponent._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not exponent._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if exponent._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = exponent._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not exponent._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -24226,7 +24200,7 @@ def fast_pow_Scalar(self: Number, exponent: Tensor) -> Any:
     elif exponent._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = exponent._grad_accumulator and exponent._grad_accumulator()
         if accumulator is None:
-            accumulator = exponent._get_grad_accumulator()
+            accumulator = exponent._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
@@ -24285,7 +24259,7 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24373,7 +24347,7 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24461,7 +24435,7 @@ def fast_mul_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24550,7 +24524,7 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24561,7 +24535,7 @@ def fast_div_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24632,7 +24606,7 @@ def fast_div_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24686,7 +24660,7 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24697,7 +24671,7 @@ def fast_div_Tensor_mode(self: Tensor, other: Tensor, rounding_mode: str | None)
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -24771,7 +24745,7 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24782,7 +24756,7 @@ def fast_floor_divide(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24822,7 +24796,7 @@ def fast_floor_divide_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -24857,7 +24831,7 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24868,7 +24842,7 @@ def fast_rsub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24928,7 +24902,7 @@ def fast_rsub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -24980,7 +24954,7 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -24991,7 +24965,7 @@ def fast_maximum(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25060,7 +25034,7 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25071,7 +25045,7 @@ def fast_minimum(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25140,7 +25114,7 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25151,7 +25125,7 @@ def fast_fmax(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25220,7 +25194,7 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25231,7 +25205,7 @@ def fast_fmin(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25300,7 +25274,7 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25311,7 +25285,7 @@ def fast_atan2(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25380,7 +25354,7 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25391,7 +25365,7 @@ def fast_hypot(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -25468,7 +25442,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -25514,7 +25488,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
-            accumulator = grad._get_grad_accumulator()
+            accumulator = grad._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -25525,7 +25499,7 @@ def fast_fake_quantize_per_tensor_affine_cachemask_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad, mask)
@@ -25582,7 +25556,7 @@ def fast_fake_quantize_per_channel_affine_cachemask(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -25628,7 +25602,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     elif grad._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad._grad_accumulator and grad._grad_accumulator()
         if accumulator is None:
-            accumulator = grad._get_grad_accumulator()
+            accumulator = grad._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -25639,7 +25613,7 @@ def fast_fake_quantize_per_channel_affine_cachemask_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad, mask)
@@ -25683,7 +25657,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25694,7 +25668,7 @@ def fast_where_self(condition: Tensor, self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, condition, self, other)
@@ -25757,7 +25731,7 @@ def fast_clamp(self: Tensor, min: Number | None, max: Number | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min, max)
@@ -25815,7 +25789,7 @@ def fast_clamp_min(self: Tensor, min: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
@@ -25872,7 +25846,7 @@ def fast_clamp_max(self: Tensor, max: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
@@ -25929,7 +25903,7 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -25940,7 +25914,7 @@ def fast_fmod_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26011,7 +25985,7 @@ def fast_fmod_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26061,7 +26035,7 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26072,7 +26046,7 @@ def fast_remainder_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26143,7 +26117,7 @@ def fast_remainder_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26191,7 +26165,7 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26202,7 +26176,7 @@ def fast_bitwise_and_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26242,7 +26216,7 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26253,7 +26227,7 @@ def fast_bitwise_or_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26293,7 +26267,7 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -26304,7 +26278,7 @@ def fast_bitwise_xor_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -26344,7 +26318,7 @@ def fast_bitwise_not(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26379,7 +26353,7 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -26390,7 +26364,7 @@ def fast_copy(self: Tensor, src: Tensor, non_blocking: bool) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, src, non_blocking)
@@ -26448,7 +26422,7 @@ def fast_zero(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26498,7 +26472,7 @@ def fast_fill_Scalar(self: Tensor, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
@@ -26548,7 +26522,7 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -26559,7 +26533,7 @@ def fast_fill_Tensor(self: Tensor, value: Tensor) -> Any:
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, value)
@@ -26616,7 +26590,7 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if end._base is not None:
         refresh_view(end)
@@ -26627,7 +26601,7 @@ def fast_lerp_Scalar(self: Tensor, end: Tensor, weight: Number) -> Any:
     elif end._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = end._grad_accumulator and end._grad_accumulator()
         if accumulator is None:
-            accumulator = end._get_grad_accumulator()
+            accumulator = end._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, end, weight)
@@ -26689,7 +26663,7 @@ def fast_nan_to_num(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -26747,7 +26721,7 @@ def fast_acosh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26803,7 +26777,7 @@ def fast_asinh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26859,7 +26833,7 @@ def fast_atanh(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26915,7 +26889,7 @@ def fast_deg2rad(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -26965,7 +26939,7 @@ def fast_rad2deg(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27015,7 +26989,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27026,7 +27000,7 @@ def fast_copysign_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27093,7 +27067,7 @@ def fast_copysign_Scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27151,7 +27125,7 @@ def fast_frac(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27201,7 +27175,7 @@ def fast_frexp_Tensor(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -27243,7 +27217,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27254,7 +27228,7 @@ def fast_ldexp_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27318,7 +27292,7 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -27329,7 +27303,7 @@ def fast_heaviside(self: Tensor, values: Tensor) -> Any:
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, values)
@@ -27371,7 +27345,7 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27382,7 +27356,7 @@ def fast_nextafter(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27454,7 +27428,7 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27465,7 +27439,7 @@ def fast_logaddexp2(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27534,7 +27508,7 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if min._base is not None:
         refresh_view(min)
@@ -27545,7 +27519,7 @@ def fast_clamp_min_Tensor(self: Tensor, min: Tensor) -> Any:
     elif min._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = min._grad_accumulator and min._grad_accumulator()
         if accumulator is None:
-            accumulator = min._get_grad_accumulator()
+            accumulator = min._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min)
@@ -27614,7 +27588,7 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if max._base is not None:
         refresh_view(max)
@@ -27625,7 +27599,7 @@ def fast_clamp_max_Tensor(self: Tensor, max: Tensor) -> Any:
     elif max._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = max._grad_accumulator and max._grad_accumulator()
         if accumulator is None:
-            accumulator = max._get_grad_accumulator()
+            accumulator = max._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, max)
@@ -27694,7 +27668,7 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -27705,7 +27679,7 @@ def fast_logaddexp(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -27774,7 +27748,7 @@ def fast_poisson(self: Tensor, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, generator)
@@ -27825,7 +27799,7 @@ def fast_bernoulli(self: Tensor, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, generator)
@@ -27873,7 +27847,7 @@ def fast_bernoulli_p(self: Tensor, p: float, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, generator)
@@ -27908,7 +27882,7 @@ def fast_exponential(self: Tensor, lambd: float, generator: Any | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd, generator)
@@ -27958,7 +27932,7 @@ def fast_sum(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28013,7 +27987,7 @@ def fast_sum_dim_IntList(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28068,7 +28042,7 @@ def fast_mean(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28124,7 +28098,7 @@ def fast_mean_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28180,7 +28154,7 @@ def fast_prod(self: Tensor, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dtype)
@@ -28242,7 +28216,7 @@ def fast_prod_dim_int(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28304,7 +28278,7 @@ def fast_max_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28349,7 +28323,7 @@ def fast_max(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -28407,7 +28381,7 @@ def fast_min_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28452,7 +28426,7 @@ def fast_min(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -28510,7 +28484,7 @@ def fast_amax(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28570,7 +28544,7 @@ def fast_amin(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28630,7 +28604,7 @@ def fast_logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -28694,7 +28668,7 @@ def fast_var_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28761,7 +28735,7 @@ def fast_std_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -28826,7 +28800,7 @@ def fast_cumsum(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
@@ -28878,7 +28852,7 @@ def fast_cumprod(self: Tensor, dim: int, dtype: dtype | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, dtype)
@@ -28938,7 +28912,7 @@ def fast_sort(self: Tensor, dim: int, descending: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, descending)
@@ -28986,7 +28960,7 @@ def fast_sort_stable(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29036,7 +29010,7 @@ def fast_topk(self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29084,7 +29058,7 @@ def fast_logcumsumexp(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29143,7 +29117,7 @@ def fast_cummax(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29192,7 +29166,7 @@ def fast_cummin(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -29241,7 +29215,7 @@ def fast_kthvalue(self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, k, dim, keepdim)
@@ -29286,7 +29260,7 @@ def fast_median(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -29344,7 +29318,7 @@ def fast_median_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29389,7 +29363,7 @@ def fast_nanmedian(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -29447,7 +29421,7 @@ def fast_nanmedian_dim(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29492,7 +29466,7 @@ def fast_mode(self: Tensor, dim: int, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29537,7 +29511,7 @@ def fast_aminmax(self: Tensor, dim: int | None, keepdim: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, keepdim)
@@ -29594,7 +29568,7 @@ def fast_nansum(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29659,7 +29633,7 @@ def fast_std_mean_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29719,7 +29693,7 @@ def fast_var_mean_correction(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29777,7 +29751,7 @@ def fast__unique2(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29825,7 +29799,7 @@ def fast_unique_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29873,7 +29847,7 @@ def fast_unique_consecutive(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29919,7 +29893,7 @@ def fast__unique(self: Tensor, sorted: bool, return_inverse: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -29967,7 +29941,7 @@ def fast_unique_dim_consecutive(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30029,7 +30003,7 @@ def fast_segment_reduce(
     elif data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = data._grad_accumulator and data._grad_accumulator()
         if accumulator is None:
-            accumulator = data._get_grad_accumulator()
+            accumulator = data._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30098,7 +30072,7 @@ def fast_index_select(self: Tensor, dim: int, index: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index)
@@ -30160,7 +30134,7 @@ def fast_index_add(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -30171,7 +30145,7 @@ def fast_index_add(
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30251,7 +30225,7 @@ def fast_gather(self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30319,7 +30293,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30330,7 +30304,7 @@ def fast_scatter_src(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
@@ -30394,7 +30368,7 @@ def fast_scatter_value(self: Tensor, dim: int, index: Tensor, value: Number) -> 
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -30451,7 +30425,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30462,7 +30436,7 @@ def fast_scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, src)
@@ -30527,7 +30501,7 @@ def fast_masked_fill_Scalar(self: Tensor, mask: Tensor, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
@@ -30583,7 +30557,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -30594,7 +30568,7 @@ def fast_masked_fill_Tensor(self: Tensor, mask: Tensor, value: Tensor) -> Any:
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, value)
@@ -30657,7 +30631,7 @@ def fast_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, indices)
@@ -30714,7 +30688,7 @@ def fast_index_put(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -30725,7 +30699,7 @@ def fast_index_put(
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30794,7 +30768,7 @@ def fast_scatter_reduce_two(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -30805,7 +30779,7 @@ def fast_scatter_reduce_two(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30891,7 +30865,7 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -30902,7 +30876,7 @@ def fast_index_copy(self: Tensor, dim: int, index: Tensor, source: Tensor) -> An
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -30978,7 +30952,7 @@ def fast_index_fill_int_Scalar(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -31037,7 +31011,7 @@ def fast_index_fill_int_Tensor(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if value._base is not None:
         refresh_view(value)
@@ -31048,7 +31022,7 @@ def fast_index_fill_int_Tensor(
     elif value._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = value._grad_accumulator and value._grad_accumulator()
         if accumulator is None:
-            accumulator = value._get_grad_accumulator()
+            accumulator = value._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim, index, value)
@@ -31112,7 +31086,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31123,7 +31097,7 @@ def fast_masked_scatter(self: Tensor, mask: Tensor, source: Tensor) -> Any:
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask, source)
@@ -31187,7 +31161,7 @@ def fast_masked_select(self: Tensor, mask: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mask)
@@ -31249,7 +31223,7 @@ def fast_take(self: Tensor, index: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, index)
@@ -31313,7 +31287,7 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31324,7 +31298,7 @@ def fast_put(self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> A
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31402,7 +31376,7 @@ def fast_scatter_value_reduce(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if index._base is not None:
         refresh_view(index)
@@ -31413,7 +31387,7 @@ def fast_scatter_value_reduce(
     elif index._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = index._grad_accumulator and index._grad_accumulator()
         if accumulator is None:
-            accumulator = index._get_grad_accumulator()
+            accumulator = index._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31468,7 +31442,7 @@ def fast_index_reduce(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if source._base is not None:
         refresh_view(source)
@@ -31479,7 +31453,7 @@ def fast_index_reduce(
     elif source._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = source._grad_accumulator and source._grad_accumulator()
         if accumulator is None:
-            accumulator = source._get_grad_accumulator()
+            accumulator = source._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31567,7 +31541,7 @@ def fast_masked_scatter_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31630,7 +31604,7 @@ def fast_slice_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31641,7 +31615,7 @@ def fast_slice_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31707,7 +31681,7 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31718,7 +31692,7 @@ def fast_select_scatter(self: Tensor, src: Tensor, dim: int, index: int) -> Any:
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, src, dim, index)
@@ -31782,7 +31756,7 @@ def fast_diagonal_scatter(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if src._base is not None:
         refresh_view(src)
@@ -31793,7 +31767,7 @@ def fast_diagonal_scatter(
     elif src._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = src._grad_accumulator and src._grad_accumulator()
         if accumulator is None:
-            accumulator = src._get_grad_accumulator()
+            accumulator = src._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31858,7 +31832,7 @@ def fast__unsafe_index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, indices)
@@ -31915,7 +31889,7 @@ def fast__unsafe_index_put(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if values._base is not None:
         refresh_view(values)
@@ -31926,7 +31900,7 @@ def fast__unsafe_index_put(
     elif values._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = values._grad_accumulator and values._grad_accumulator()
         if accumulator is None:
-            accumulator = values._get_grad_accumulator()
+            accumulator = values._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -31991,7 +31965,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
@@ -32002,7 +31976,7 @@ def fast_mm(self: Tensor, mat2: Tensor) -> Any:
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
-            accumulator = mat2._get_grad_accumulator()
+            accumulator = mat2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mat2)
@@ -32077,7 +32051,7 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if mat2._base is not None:
         refresh_view(mat2)
@@ -32088,7 +32062,7 @@ def fast_bmm(self: Tensor, mat2: Tensor) -> Any:
     elif mat2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mat2._grad_accumulator and mat2._grad_accumulator()
         if accumulator is None:
-            accumulator = mat2._get_grad_accumulator()
+            accumulator = mat2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, mat2)
@@ -32159,7 +32133,7 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if tensor._base is not None:
         refresh_view(tensor)
@@ -32170,7 +32144,7 @@ def fast_dot(self: Tensor, tensor: Tensor) -> Any:
     elif tensor._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
         if accumulator is None:
-            accumulator = tensor._get_grad_accumulator()
+            accumulator = tensor._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, tensor)
@@ -32241,7 +32215,7 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -32252,7 +32226,7 @@ def fast_vdot(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -32323,7 +32297,7 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if vec._base is not None:
         refresh_view(vec)
@@ -32334,7 +32308,7 @@ def fast_mv(self: Tensor, vec: Tensor) -> Any:
     elif vec._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = vec._grad_accumulator and vec._grad_accumulator()
         if accumulator is None:
-            accumulator = vec._get_grad_accumulator()
+            accumulator = vec._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, vec)
@@ -32407,7 +32381,7 @@ def fast__cdist_forward(
     elif x1._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x1._grad_accumulator and x1._grad_accumulator()
         if accumulator is None:
-            accumulator = x1._get_grad_accumulator()
+            accumulator = x1._new_grad_accumulator()
         fn_0 = accumulator
     if x2._base is not None:
         refresh_view(x2)
@@ -32418,7 +32392,7 @@ def fast__cdist_forward(
     elif x2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = x2._grad_accumulator and x2._grad_accumulator()
         if accumulator is None:
-            accumulator = x2._get_grad_accumulator()
+            accumulator = x2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, x1, x2, p, compute_mode)
@@ -32490,7 +32464,7 @@ def fast__pdist_forward(self: Tensor, p: float) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -32549,7 +32523,7 @@ def fast_tril(self: Tensor, diagonal: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
@@ -32600,7 +32574,7 @@ def fast_triu(self: Tensor, diagonal: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, diagonal)
@@ -32651,7 +32625,7 @@ def fast_trace(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -32710,7 +32684,7 @@ def fast_linalg_vector_norm(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -32775,7 +32749,7 @@ def fast_norm_Scalar(self: Tensor, p: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -32836,7 +32810,7 @@ def fast_norm_ScalarOpt_dim(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dim, keepdim)
@@ -32897,7 +32871,7 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -32908,7 +32882,7 @@ def fast_dist(self: Tensor, other: Tensor, p: Number) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, p)
@@ -32980,7 +32954,7 @@ def fast_linalg_inv_ex(A: Tensor, check_errors: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, check_errors)
@@ -33022,7 +32996,7 @@ def fast__linalg_det(A: Tensor) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A)
@@ -33074,7 +33048,7 @@ def fast__linalg_slogdet(A: Tensor) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A)
@@ -33129,7 +33103,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33140,7 +33114,7 @@ def fast__linalg_solve_ex(A: Tensor, B: Tensor, left: bool, check_errors: bool) 
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33204,7 +33178,7 @@ def fast_linalg_cholesky_ex(self: Tensor, upper: bool, check_errors: bool) -> An
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33249,7 +33223,7 @@ def fast_linalg_qr(A: Tensor, mode: str) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, mode)
@@ -33299,7 +33273,7 @@ def fast__linalg_svd(
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33353,7 +33327,7 @@ def fast__linalg_eigh(A: Tensor, UPLO: str, compute_v: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, UPLO, compute_v)
@@ -33398,7 +33372,7 @@ def fast_linalg_eig(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -33448,7 +33422,7 @@ def fast_linalg_solve_triangular(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33459,7 +33433,7 @@ def fast_linalg_solve_triangular(
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33531,7 +33505,7 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -33542,7 +33516,7 @@ def fast_linalg_cross(self: Tensor, other: Tensor, dim: int) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, dim)
@@ -33614,7 +33588,7 @@ def fast_linalg_matrix_exp(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -33676,7 +33650,7 @@ def fast_linalg_pinv_atol_rtol_tensor(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -33740,7 +33714,7 @@ def fast_linalg_lstsq(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if b._base is not None:
         refresh_view(b)
@@ -33751,7 +33725,7 @@ def fast_linalg_lstsq(
     elif b._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = b._grad_accumulator and b._grad_accumulator()
         if accumulator is None:
-            accumulator = b._get_grad_accumulator()
+            accumulator = b._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, b, rcond, driver)
@@ -33813,7 +33787,7 @@ def fast_linalg_lu_factor_ex(A: Tensor, pivot: bool, check_errors: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, pivot, check_errors)
@@ -33858,7 +33832,7 @@ def fast_linalg_lu(A: Tensor, pivot: bool) -> Any:
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, A, pivot)
@@ -33912,7 +33886,7 @@ def fast_linalg_lu_solve(
     elif LU._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU._grad_accumulator and LU._grad_accumulator()
         if accumulator is None:
-            accumulator = LU._get_grad_accumulator()
+            accumulator = LU._new_grad_accumulator()
         fn_0 = accumulator
     if B._base is not None:
         refresh_view(B)
@@ -33923,7 +33897,7 @@ def fast_linalg_lu_solve(
     elif B._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = B._grad_accumulator and B._grad_accumulator()
         if accumulator is None:
-            accumulator = B._get_grad_accumulator()
+            accumulator = B._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34000,7 +33974,7 @@ def fast_cholesky(self: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upper)
@@ -34053,7 +34027,7 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if tau._base is not None:
         refresh_view(tau)
@@ -34064,7 +34038,7 @@ def fast_linalg_householder_product(input: Tensor, tau: Tensor) -> Any:
     elif tau._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = tau._grad_accumulator and tau._grad_accumulator()
         if accumulator is None:
-            accumulator = tau._get_grad_accumulator()
+            accumulator = tau._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, input, tau)
@@ -34135,7 +34109,7 @@ def fast_norm_ScalarOpt_dtype(self: Tensor, p: Number | None, dtype: dtype) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dtype)
@@ -34198,7 +34172,7 @@ def fast_norm_ScalarOpt_dim_dtype(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34263,7 +34237,7 @@ def fast_renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p, dim, maxnorm)
@@ -34322,7 +34296,7 @@ def fast_cholesky_inverse(self: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upper)
@@ -34381,7 +34355,7 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if input2._base is not None:
         refresh_view(input2)
@@ -34392,7 +34366,7 @@ def fast_cholesky_solve(self: Tensor, input2: Tensor, upper: bool) -> Any:
     elif input2._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input2._grad_accumulator and input2._grad_accumulator()
         if accumulator is None:
-            accumulator = input2._get_grad_accumulator()
+            accumulator = input2._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, input2, upper)
@@ -34468,7 +34442,7 @@ def fast_triangular_solve(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if A._base is not None:
         refresh_view(A)
@@ -34479,7 +34453,7 @@ def fast_triangular_solve(
     elif A._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = A._grad_accumulator and A._grad_accumulator()
         if accumulator is None:
-            accumulator = A._get_grad_accumulator()
+            accumulator = A._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34552,7 +34526,7 @@ def fast_lu_unpack(
     elif LU_data._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = LU_data._grad_accumulator and LU_data._grad_accumulator()
         if accumulator is None:
-            accumulator = LU_data._get_grad_accumulator()
+            accumulator = LU_data._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34599,7 +34573,7 @@ def fast_geqrf(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34639,7 +34613,7 @@ def fast_relu(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34691,7 +34665,7 @@ def fast_gelu(self: Tensor, approximate: str) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, approximate)
@@ -34748,7 +34722,7 @@ def fast_silu(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -34808,7 +34782,7 @@ def fast_threshold_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34819,7 +34793,7 @@ def fast_threshold_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34889,7 +34863,7 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34900,7 +34874,7 @@ def fast_gelu_backward(grad_output: Tensor, self: Tensor, approximate: str) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -34972,7 +34946,7 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -34983,7 +34957,7 @@ def fast_silu_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -35027,7 +35001,7 @@ def fast__softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35087,7 +35061,7 @@ def fast__softmax_backward_data(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -35098,7 +35072,7 @@ def fast__softmax_backward_data(
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35176,7 +35150,7 @@ def fast__log_softmax(self: Tensor, dim: int, half_to_float: bool) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35236,7 +35210,7 @@ def fast__log_softmax_backward_data(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if output._base is not None:
         refresh_view(output)
@@ -35247,7 +35221,7 @@ def fast__log_softmax_backward_data(
     elif output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = output._grad_accumulator and output._grad_accumulator()
         if accumulator is None:
-            accumulator = output._get_grad_accumulator()
+            accumulator = output._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35322,7 +35296,7 @@ def fast_leaky_relu(self: Tensor, negative_slope: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, negative_slope)
@@ -35383,7 +35357,7 @@ def fast_leaky_relu_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35394,7 +35368,7 @@ def fast_leaky_relu_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35464,7 +35438,7 @@ def fast_elu(self: Tensor, alpha: Number, scale: Number, input_scale: Number) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35540,7 +35514,7 @@ def fast_elu_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self_or_result._base is not None:
         refresh_view(self_or_result)
@@ -35553,7 +35527,7 @@ def fast_elu_backward(
             self_or_result._grad_accumulator and self_or_result._grad_accumulator()
         )
         if accumulator is None:
-            accumulator = self_or_result._get_grad_accumulator()
+            accumulator = self_or_result._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35630,7 +35604,7 @@ def fast_softplus(self: Tensor, beta: Number, threshold: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, beta, threshold)
@@ -35692,7 +35666,7 @@ def fast_softplus_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35703,7 +35677,7 @@ def fast_softplus_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35778,7 +35752,7 @@ def fast_log_sigmoid_forward(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -35829,7 +35803,7 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35840,7 +35814,7 @@ def fast_log_sigmoid_backward(grad_output: Tensor, self: Tensor, buffer: Tensor)
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -35917,7 +35891,7 @@ def fast_hardtanh(self: Tensor, min_val: Number, max_val: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, min_val, max_val)
@@ -35979,7 +35953,7 @@ def fast_hardtanh_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -35990,7 +35964,7 @@ def fast_hardtanh_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -36059,7 +36033,7 @@ def fast_mish(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36113,7 +36087,7 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36124,7 +36098,7 @@ def fast_mish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36166,7 +36140,7 @@ def fast_celu(self: Tensor, alpha: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, alpha)
@@ -36223,7 +36197,7 @@ def fast_glu(self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, dim)
@@ -36280,7 +36254,7 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36291,7 +36265,7 @@ def fast_glu_backward(grad_output: Tensor, self: Tensor, dim: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self, dim)
@@ -36361,7 +36335,7 @@ def fast_hardshrink(self: Tensor, lambd: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd)
@@ -36418,7 +36392,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     elif grad_out._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_out._grad_accumulator and grad_out._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_out._get_grad_accumulator()
+            accumulator = grad_out._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36429,7 +36403,7 @@ def fast_hardshrink_backward(grad_out: Tensor, self: Tensor, lambd: Number) -> A
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_out, self, lambd)
@@ -36493,7 +36467,7 @@ def fast_softshrink(self: Tensor, lambd: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, lambd)
@@ -36552,7 +36526,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36563,7 +36537,7 @@ def fast_softshrink_backward(grad_output: Tensor, self: Tensor, lambd: Number) -
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -36629,7 +36603,7 @@ def fast_hardsigmoid(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36685,7 +36659,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36696,7 +36670,7 @@ def fast_hardsigmoid_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36759,7 +36733,7 @@ def fast_hardswish(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -36815,7 +36789,7 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -36826,7 +36800,7 @@ def fast_hardswish_backward(grad_output: Tensor, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -36896,7 +36870,7 @@ def fast_threshold(self: Tensor, threshold: Number, value: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, threshold, value)
@@ -36962,7 +36936,7 @@ def fast_rrelu_with_noise(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37046,7 +37020,7 @@ def fast_rrelu_with_noise_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37057,7 +37031,7 @@ def fast_rrelu_with_noise_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37133,7 +37107,7 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if weight._base is not None:
         refresh_view(weight)
@@ -37144,7 +37118,7 @@ def fast__prelu_kernel(self: Tensor, weight: Tensor) -> Any:
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
-            accumulator = weight._get_grad_accumulator()
+            accumulator = weight._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, weight)
@@ -37213,7 +37187,7 @@ def fast_native_dropout(input: Tensor, p: float, train: bool | None) -> Any:
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, input, p, train)
@@ -37261,7 +37235,7 @@ def fast_native_dropout_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if mask._base is not None:
         refresh_view(mask)
@@ -37272,7 +37246,7 @@ def fast_native_dropout_backward(
     elif mask._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = mask._grad_accumulator and mask._grad_accumulator()
         if accumulator is None:
-            accumulator = mask._get_grad_accumulator()
+            accumulator = mask._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37344,7 +37318,7 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37355,7 +37329,7 @@ def fast_mse_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -37434,7 +37408,7 @@ def fast_nll_loss_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37512,7 +37486,7 @@ def fast_nll_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37523,7 +37497,7 @@ def fast_nll_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37603,7 +37577,7 @@ def fast_nll_loss2d_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37681,7 +37655,7 @@ def fast_nll_loss2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -37692,7 +37666,7 @@ def fast_nll_loss2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37768,7 +37742,7 @@ def fast_binary_cross_entropy(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37779,7 +37753,7 @@ def fast_binary_cross_entropy(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37859,7 +37833,7 @@ def fast_smooth_l1_loss(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37870,7 +37844,7 @@ def fast_smooth_l1_loss(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -37947,7 +37921,7 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -37958,7 +37932,7 @@ def fast_huber_loss(self: Tensor, target: Tensor, reduction: int, delta: float) 
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38043,7 +38017,7 @@ def fast_binary_cross_entropy_with_logits(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if target._base is not None:
         refresh_view(target)
@@ -38054,7 +38028,7 @@ def fast_binary_cross_entropy_with_logits(
     elif target._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = target._grad_accumulator and target._grad_accumulator()
         if accumulator is None:
-            accumulator = target._get_grad_accumulator()
+            accumulator = target._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38135,7 +38109,7 @@ def fast_soft_margin_loss(self: Tensor, target: Tensor, reduction: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -38203,7 +38177,7 @@ def fast_soft_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38214,7 +38188,7 @@ def fast_soft_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38304,7 +38278,7 @@ def fast_multi_margin_loss(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38386,7 +38360,7 @@ def fast_multi_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38397,7 +38371,7 @@ def fast_multi_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38483,7 +38457,7 @@ def fast_multilabel_margin_loss_forward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, target, reduction)
@@ -38542,7 +38516,7 @@ def fast_multilabel_margin_loss_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38553,7 +38527,7 @@ def fast_multilabel_margin_loss_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38647,7 +38621,7 @@ def fast_embedding(
     elif weight._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = weight._grad_accumulator and weight._grad_accumulator()
         if accumulator is None:
-            accumulator = weight._get_grad_accumulator()
+            accumulator = weight._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38723,7 +38697,7 @@ def fast_embedding_dense_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38785,7 +38759,7 @@ def fast_reflection_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -38846,7 +38820,7 @@ def fast_reflection_pad1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38857,7 +38831,7 @@ def fast_reflection_pad1d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -38920,7 +38894,7 @@ def fast_reflection_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -38981,7 +38955,7 @@ def fast_reflection_pad2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -38992,7 +38966,7 @@ def fast_reflection_pad2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39055,7 +39029,7 @@ def fast_reflection_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39116,7 +39090,7 @@ def fast_reflection_pad3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39127,7 +39101,7 @@ def fast_reflection_pad3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39190,7 +39164,7 @@ def fast_replication_pad1d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39251,7 +39225,7 @@ def fast_replication_pad1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39262,7 +39236,7 @@ def fast_replication_pad1d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39325,7 +39299,7 @@ def fast_replication_pad2d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39386,7 +39360,7 @@ def fast_replication_pad2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39397,7 +39371,7 @@ def fast_replication_pad2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39460,7 +39434,7 @@ def fast_replication_pad3d(self: Tensor, padding: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, padding)
@@ -39521,7 +39495,7 @@ def fast_replication_pad3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39532,7 +39506,7 @@ def fast_replication_pad3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39604,7 +39578,7 @@ def fast_max_pool2d_with_indices(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39698,7 +39672,7 @@ def fast_max_pool2d_with_indices_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39709,7 +39683,7 @@ def fast_max_pool2d_with_indices_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39802,7 +39776,7 @@ def fast_max_pool3d_with_indices(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -39896,7 +39870,7 @@ def fast_max_pool3d_with_indices_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -39907,7 +39881,7 @@ def fast_max_pool3d_with_indices_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40024,7 +39998,7 @@ def fast_avg_pool2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40141,7 +40115,7 @@ def fast_avg_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40152,7 +40126,7 @@ def fast_avg_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40269,7 +40243,7 @@ def fast_avg_pool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40386,7 +40360,7 @@ def fast_avg_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40397,7 +40371,7 @@ def fast_avg_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40481,7 +40455,7 @@ def fast__adaptive_avg_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40537,7 +40511,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40548,7 +40522,7 @@ def fast__adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -40607,7 +40581,7 @@ def fast__adaptive_avg_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40663,7 +40637,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40674,7 +40648,7 @@ def fast__adaptive_avg_pool3d_backward(grad_output: Tensor, self: Tensor) -> Any
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self)
@@ -40733,7 +40707,7 @@ def fast_adaptive_max_pool2d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40785,7 +40759,7 @@ def fast_adaptive_max_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40796,7 +40770,7 @@ def fast_adaptive_max_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40864,7 +40838,7 @@ def fast_adaptive_max_pool3d(self: Tensor, output_size: Sequence[int]) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, output_size)
@@ -40916,7 +40890,7 @@ def fast_adaptive_max_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -40927,7 +40901,7 @@ def fast_adaptive_max_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -40997,7 +40971,7 @@ def fast_max_unpool2d(self: Tensor, indices: Tensor, output_size: Sequence[int])
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41065,7 +41039,7 @@ def fast_max_unpool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41133,7 +41107,7 @@ def fast_fractional_max_pool2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41195,7 +41169,7 @@ def fast_fractional_max_pool2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -41206,7 +41180,7 @@ def fast_fractional_max_pool2d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41282,7 +41256,7 @@ def fast_fractional_max_pool3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41344,7 +41318,7 @@ def fast_fractional_max_pool3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -41355,7 +41329,7 @@ def fast_fractional_max_pool3d_backward(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41427,7 +41401,7 @@ def fast_upsample_nearest1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41489,7 +41463,7 @@ def fast_upsample_nearest1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41549,7 +41523,7 @@ def fast__upsample_nearest_exact1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41611,7 +41585,7 @@ def fast__upsample_nearest_exact1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41674,7 +41648,7 @@ def fast_upsample_nearest2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41740,7 +41714,7 @@ def fast_upsample_nearest2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41804,7 +41778,7 @@ def fast__upsample_nearest_exact2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41870,7 +41844,7 @@ def fast__upsample_nearest_exact2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -41935,7 +41909,7 @@ def fast_upsample_nearest3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42007,7 +41981,7 @@ def fast_upsample_nearest3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42073,7 +42047,7 @@ def fast__upsample_nearest_exact3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42145,7 +42119,7 @@ def fast__upsample_nearest_exact3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42207,7 +42181,7 @@ def fast_upsample_linear1d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42273,7 +42247,7 @@ def fast_upsample_linear1d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42338,7 +42312,7 @@ def fast_upsample_bilinear2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42410,7 +42384,7 @@ def fast_upsample_bilinear2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42476,7 +42450,7 @@ def fast_upsample_bicubic2d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42548,7 +42522,7 @@ def fast_upsample_bicubic2d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42619,7 +42593,7 @@ def fast_upsample_trilinear3d(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42712,7 +42686,7 @@ def fast_upsample_trilinear3d_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42793,7 +42767,7 @@ def fast__upsample_bilinear2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42865,7 +42839,7 @@ def fast__upsample_bilinear2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -42931,7 +42905,7 @@ def fast__upsample_bicubic2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43003,7 +42977,7 @@ def fast__upsample_bicubic2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43069,7 +43043,7 @@ def fast__upsample_lanczos2d_aa(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43141,7 +43115,7 @@ def fast__upsample_lanczos2d_aa_backward(
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43199,7 +43173,7 @@ def fast_pixel_shuffle(self: Tensor, upscale_factor: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, upscale_factor)
@@ -43250,7 +43224,7 @@ def fast_pixel_unshuffle(self: Tensor, downscale_factor: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, downscale_factor)
@@ -43301,7 +43275,7 @@ def fast_channel_shuffle(self: Tensor, groups: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, groups)
@@ -43360,7 +43334,7 @@ def fast_im2col(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43428,7 +43402,7 @@ def fast_col2im(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43490,7 +43464,7 @@ def fast_affine_grid_generator(
     elif theta._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = theta._grad_accumulator and theta._grad_accumulator()
         if accumulator is None:
-            accumulator = theta._get_grad_accumulator()
+            accumulator = theta._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43554,7 +43528,7 @@ def fast_grid_sampler_2d(
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
@@ -43565,7 +43539,7 @@ def fast_grid_sampler_2d(
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
-            accumulator = grid._get_grad_accumulator()
+            accumulator = grid._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43649,7 +43623,7 @@ def fast_grid_sampler_3d(
     elif input._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = input._grad_accumulator and input._grad_accumulator()
         if accumulator is None:
-            accumulator = input._get_grad_accumulator()
+            accumulator = input._new_grad_accumulator()
         fn_0 = accumulator
     if grid._base is not None:
         refresh_view(grid)
@@ -43660,7 +43634,7 @@ def fast_grid_sampler_3d(
     elif grid._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grid._grad_accumulator and grid._grad_accumulator()
         if accumulator is None:
-            accumulator = grid._get_grad_accumulator()
+            accumulator = grid._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43738,7 +43712,7 @@ def fast__thnn_fused_gru_cell_backward(
     elif grad_hy._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_hy._grad_accumulator and grad_hy._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_hy._get_grad_accumulator()
+            accumulator = grad_hy._new_grad_accumulator()
         fn_0 = accumulator
     if workspace._base is not None:
         refresh_view(workspace)
@@ -43749,7 +43723,7 @@ def fast__thnn_fused_gru_cell_backward(
     elif workspace._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = workspace._grad_accumulator and workspace._grad_accumulator()
         if accumulator is None:
-            accumulator = workspace._get_grad_accumulator()
+            accumulator = workspace._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -43799,7 +43773,7 @@ def fast_erfc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -43855,7 +43829,7 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -43866,7 +43840,7 @@ def fast_xlogy_Tensor(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -43935,7 +43909,7 @@ def fast_xlogy_Scalar_Self(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -43992,7 +43966,7 @@ def fast_xlogy_Scalar_Other(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44049,7 +44023,7 @@ def fast_mvlgamma(self: Tensor, p: int) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, p)
@@ -44106,7 +44080,7 @@ def fast_logit(self: Tensor, eps: float | None) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, eps)
@@ -44163,7 +44137,7 @@ def fast_sinc(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44219,7 +44193,7 @@ def fast_lgamma(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44275,7 +44249,7 @@ def fast_digamma(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44331,7 +44305,7 @@ def fast_polygamma(n: int, self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, n, self)
@@ -44388,7 +44362,7 @@ def fast_erfinv(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44444,7 +44418,7 @@ def fast_i0(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44500,7 +44474,7 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44511,7 +44485,7 @@ def fast_igamma(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44582,7 +44556,7 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44593,7 +44567,7 @@ def fast_igammac(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -44662,7 +44636,7 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     elif grad_output._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = grad_output._grad_accumulator and grad_output._grad_accumulator()
         if accumulator is None:
-            accumulator = grad_output._get_grad_accumulator()
+            accumulator = grad_output._new_grad_accumulator()
         fn_0 = accumulator
     if self._base is not None:
         refresh_view(self)
@@ -44673,7 +44647,7 @@ def fast_logit_backward(grad_output: Tensor, self: Tensor, eps: float | None) ->
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, grad_output, self, eps)
@@ -44715,7 +44689,7 @@ def fast_special_entr(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44771,7 +44745,7 @@ def fast_special_ndtri(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44823,7 +44797,7 @@ def fast_special_log_ndtr(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44881,7 +44855,7 @@ def fast_special_erfcx(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -44939,7 +44913,7 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -44950,7 +44924,7 @@ def fast_special_xlog1py(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45019,7 +44993,7 @@ def fast_special_xlog1py_self_scalar(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45076,7 +45050,7 @@ def fast_special_xlog1py_other_scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45133,7 +45107,7 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45144,7 +45118,7 @@ def fast_special_zeta(self: Tensor, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45215,7 +45189,7 @@ def fast_special_zeta_self_scalar(self: Number, other: Tensor) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45272,7 +45246,7 @@ def fast_special_zeta_other_scalar(self: Tensor, other: Number) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -45322,7 +45296,7 @@ def fast_special_i0e(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45380,7 +45354,7 @@ def fast_special_i1(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45438,7 +45412,7 @@ def fast_special_i1e(self: Tensor) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self)
@@ -45500,7 +45474,7 @@ def fast__fft_r2c(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45562,7 +45536,7 @@ def fast__fft_c2r(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45622,7 +45596,7 @@ def fast__fft_c2c(
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if fn_0 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(
@@ -45659,11 +45633,130 @@ def fast__fft_c2c(
     return result
 
 
+def dunder_pow_Tensor_Scalar(self: Tensor, exponent: Any) -> Any:
+    """Python's operator over pow.Tensor_Scalar (tensor_api.DUNDERS): a Python int or float goes straight to the fast path, in one frame; a tensor to its overload's fast path, any other number to this one's, anything else to the method."""
+    if type(exponent) is not int and type(exponent) is not float:
+        if isinstance(exponent, Tensor):
+            return operators.pow_Tensor_Tensor.fast(self, exponent)
+        if not isinstance(exponent, DUNDER_NUMBER_TYPES):
+            # The method (its overloads); what it refuses, the operator leaves to the
+            # other operand (NotImplemented: its reflected method, else Python's
+            # TypeError), as PyTorch's does.
+            try:
+                return self.pow(exponent)
+            except TypeError:
+                return NotImplemented
+    handle = operators.pow_Tensor_Scalar
+    if dispatch._detour is not None or forward_ad_levels.count:
+        return handle.call(self, exponent)
+    ks = AFTER_AUTOGRAD_KEYSET  # the kernel below Autograd (looked up where called)
+    if not grad_mode_state.enabled:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    if anomaly_mode._enabled:  # the node records the forward's stack: the general path
+        return handle.call(self, exponent)
+    # next_edges, inline: where each input's gradient goes (function, input_nr).
+    if self._base is not None:
+        refresh_view(self)
+    nr_0 = 0
+    fn_0 = self._grad_fn
+    if fn_0 is not None:
+        nr_0 = self._output_nr
+    elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            accumulator = self._new_grad_accumulator()
+        fn_0 = accumulator
+    if fn_0 is None:
+        return (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+    # The node without its two `__init__` frames: Node's fields (`_input_metadata` with
+    # the history below), then its class's own, as `__init__` sets them.
+    grad_fn = new_object(functions.PowBackward0)
+    grad_fn._sequence_number = next(SEQUENCE_NUMBERS)
+    grad_fn._extras = None
+    grad_fn.self_ = None
+    # set_next_edges, inline: the edges flat in the node, and its topological number.
+    grad_fn._num_edges = 1
+    grad_fn._fn0 = fn_0
+    grad_fn._nr0 = nr_0
+    grad_fn._topological_nr = fn_0._topological_nr + 1  # type: ignore[union-attr]
+    grad_fn.exponent = exponent
+    grad_fn.self_ = (
+        self
+        if self._version_counter is None and not OPEN_HOOKS[0]
+        else SavedVariable.input(self)
+    )
+    # The kernel's common case inline: a float or complex array and a Python int or
+    # float (which keeps its dtype); any other case calls the kernel. Its operators are
+    # numpy's ufuncs asked for an array (ARRAY_OUT), even a 0-d one (`x ** n`: the ufunc
+    # numpy's `**` calls for an int n it takes no other shortcut for, else `**` itself).
+    value = None
+    array_0 = self._data
+    dtype_0 = array_0.dtype
+    if (
+        (type(exponent) is float or type(exponent) is int)
+        and dtype_0.kind in "fc"
+        and dtype_0 in SCALAR_TYPES
+    ):
+        value = (
+            (
+                np.square(array_0, out=ARRAY_OUT)
+                if exponent == 2
+                else (
+                    np.power(array_0, INT_OPERANDS[exponent, dtype_0], out=ARRAY_OUT)
+                    if not -1 <= exponent <= 2
+                    else array_0**exponent
+                )
+            )
+            if type(exponent) is int
+            else array_0**exponent
+        )
+        if type(value) is ndarray:
+            if value.dtype is not dtype_0:
+                value = None
+        elif type(value) is dtype_0.type:
+            value = np.asarray(value)  # a 0-d result: numpy's scalar
+            dtype_0 = value.dtype
+        else:
+            value = None
+    if value is None:
+        result = (handle._table[ks] or handle.kernel_for(ks))(ks, self, exponent)
+        value = result._data
+        dtype_0 = value.dtype
+    else:  # array_tensor(value), inline
+        result = new_object(Tensor)
+        result._data = value
+        result._requires_grad = False
+        result._grad_fn = None
+        result._output_nr = 0
+        result._grad = None
+        result._grad_accumulator = None
+        result._version_counter = None
+        result._hooks = None
+        result._post_accumulate_grad_hooks = None
+        result._base = None
+        result._view_version = -1
+        result._is_wrapped_number = False
+        result._fw_grad = None
+    # set_history's common case inline: an output shape and dtype seen before (the
+    # result's array and dtype are `value` and `dtype_0` here).
+    metadata = ONE_OUTPUT_METADATA.get(value.shape)
+    if metadata is not None and metadata[0][1] is dtype_0:
+        result._grad_fn = grad_fn
+        result._output_nr = 0
+        grad_fn._input_metadata = metadata
+    else:
+        grad_fn._input_metadata = ()
+        set_history(result, grad_fn)
+    return result
+
+
 def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     """Python's operator over add.Tensor (tensor_api.DUNDERS): the method binding's conversion of `other`, then the fast path, in one frame."""
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "add", "other", 1, True)
     alpha = 1
@@ -45685,7 +45778,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45696,7 +45789,7 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -45733,22 +45826,15 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -45805,6 +45891,8 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "sub", "other", 1, True)
     alpha = 1
@@ -45826,7 +45914,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45837,7 +45925,7 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other, alpha)
@@ -45874,22 +45962,15 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -45953,6 +46034,8 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     if type(other) is not Tensor:
         if type(other) is float:
             other = WRAPPED_FLOATS.get(other, other)
+        elif type(other) is int:
+            other = WRAPPED_INTS.get(other, other)
         if type(other) is not Tensor:
             other = tensor_argument(other, "mul", "other", 1, True)
     handle = operators.mul_Tensor
@@ -45973,7 +46056,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     elif self._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            accumulator = self._get_grad_accumulator()
+            accumulator = self._new_grad_accumulator()
         fn_0 = accumulator
     if other._base is not None:
         refresh_view(other)
@@ -45984,7 +46067,7 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     elif other._requires_grad:  # a leaf: its AccumulateGrad, if alive, inline
         accumulator = other._grad_accumulator and other._grad_accumulator()
         if accumulator is None:
-            accumulator = other._get_grad_accumulator()
+            accumulator = other._new_grad_accumulator()
         fn_1 = accumulator
     if fn_0 is None and fn_1 is None:
         return (handle._table[ks] or handle.kernel_for(ks))(ks, self, other)
@@ -46034,22 +46117,15 @@ def dunder_mul_Tensor(self: Tensor, other: Any) -> Any:
     if dtype_0 is not dtype_1:
         # A wrapped number of no higher category than the float or complex tensor it
         # meets (`3 * x`, `x_float32 * 0.5`) takes the tensor's dtype, as the kernel's
-        # promotion casts it; any other pair of dtypes is the kernel's (None).
-        if (
-            other._is_wrapped_number
-            and not self._is_wrapped_number
-            and dtype_0.kind in "fc"
-            and dtype_1.kind in "biuf"
-        ):
-            array_1 = array_1.astype(dtype_0)
-        elif (
-            self._is_wrapped_number
-            and not other._is_wrapped_number
-            and dtype_1.kind in "fc"
-            and dtype_0.kind in "biuf"
-        ):
-            dtype_0 = dtype_1
-            array_0 = array_0.astype(dtype_0)
+        # promotion casts it (the cast made once: tensor.NumberCasts, None for any
+        # other dtype); any other pair of dtypes is the kernel's (dtype_0 None).
+        if other._is_wrapped_number and not self._is_wrapped_number:
+            array_1 = other._number_casts[dtype_0]
+            if array_1 is None:
+                dtype_0 = None
+        elif self._is_wrapped_number and not other._is_wrapped_number:
+            array_0 = self._number_casts[dtype_1]
+            dtype_0 = None if array_0 is None else dtype_1
         else:
             dtype_0 = None
     if (
@@ -49395,3 +49471,4 @@ operators._fft_c2c.fast = fast__fft_c2c
 operators.DUNDERS["dunder_add_Tensor"] = dunder_add_Tensor
 operators.DUNDERS["dunder_sub_Tensor"] = dunder_sub_Tensor
 operators.DUNDERS["dunder_mul_Tensor"] = dunder_mul_Tensor
+operators.DUNDERS["dunder_pow_Tensor_Scalar"] = dunder_pow_Tensor_Scalar

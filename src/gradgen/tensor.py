@@ -12,7 +12,8 @@ Invariants:
 - `_version_counter` is shared by every tensor over the same memory (views, detach(),
   saved outputs) and bumped by every in-place change; SavedVariable compares it.
 - A wrapped number (`_is_wrapped_number`) is a Python number turned into a 0-d tensor
-  for an operator argument; it never requires grad and ranks lowest in promotion.
+  for an operator argument; it never requires grad and ranks lowest in promotion. Only
+  `wrap_number` makes one (with its `_number_casts`, which no other tensor has).
 
 The operator methods (`add`, `mul`, `permute`, ...) are generated from
 native_functions.yaml and installed by `install_methods`; the hand-written methods that
@@ -130,9 +131,13 @@ class Tensor(TensorBase):
         # A leaf's AccumulateGrad mutex, kept across its graphs (set with the leaf's
         # first AccumulateGrad; unset until then, so no constructor writes it).
         "_accumulator_mutex",
+        # A wrapped number's array in other dtypes (NumberCasts; set by wrap_number,
+        # unset on any other tensor).
+        "_number_casts",
         "__weakref__",
     )
     _accumulator_mutex: threading.RLock
+    _number_casts: NumberCasts
 
     # numpy defers to us in `ndarray * tensor`.
     __array_priority__ = 1000
@@ -301,25 +306,32 @@ class Tensor(TensorBase):
         reference = self._grad_accumulator
         accumulator = reference() if reference is not None else None
         if accumulator is None:
-            # Two threads recording on this leaf at once must get the same node (its
-            # mutex guards `.grad`): create it under a lock, checking again inside.
-            # (acquire and release, not `with`: half the cost, once per leaf and graph)
-            _acquire_accumulator_lock()
-            try:
-                reference = self._grad_accumulator
-                accumulator = reference() if reference is not None else None
-                if accumulator is None:
-                    # The mutex outlives the node: a leaf gets a new AccumulateGrad
-                    # per graph but has at most one alive, so one mutex per leaf
-                    # guards its `.grad` as one per node does, made once.
-                    try:
-                        mutex = self._accumulator_mutex
-                    except AttributeError:  # the leaf's first AccumulateGrad
-                        mutex = self._accumulator_mutex = _RLock()
-                    accumulator = AccumulateGrad(self, mutex)
-                    self._grad_accumulator = _weak_reference(accumulator)
-            finally:
-                _release_accumulator_lock()
+            accumulator = self._new_grad_accumulator()
+        return accumulator
+
+    def _new_grad_accumulator(self) -> AccumulateGrad:
+        """The AccumulateGrad of a leaf that requires grad and has none alive (what the
+        generated fast paths call when they find none; another thread may have made
+        one since, which is then the one)."""
+        # Two threads recording on this leaf at once must get the same node (its mutex
+        # guards `.grad`): create it under a lock, checking again inside.
+        # (acquire and release, not `with`: half the cost, once per leaf and graph)
+        _acquire_accumulator_lock()
+        try:
+            reference = self._grad_accumulator
+            accumulator = reference() if reference is not None else None
+            if accumulator is None:
+                # The mutex outlives the node: a leaf gets a new AccumulateGrad per
+                # graph but has at most one alive, so one mutex per leaf guards its
+                # `.grad` as one per node does, made once.
+                try:
+                    mutex = self._accumulator_mutex
+                except AttributeError:  # the leaf's first AccumulateGrad
+                    mutex = self._accumulator_mutex = _RLock()
+                accumulator = AccumulateGrad(self, mutex)
+                self._grad_accumulator = _weak_reference(accumulator)
+        finally:
+            _release_accumulator_lock()
         return accumulator
 
     def _shallow_copy(self) -> Tensor:
@@ -553,7 +565,7 @@ class Tensor(TensorBase):
         __rsub__ = _api.reversed_sub
         __mul__: _api.Binary
         __rmul__: _api.Binary
-        __pow__ = _api.power
+        __pow__: _api.Binary
         __rpow__: _api.Binary
         __matmul__ = _api.matmul
         __rmatmul__ = _api.reversed_matmul
@@ -645,6 +657,30 @@ WRAPPED_FLOATS: dict[float, Tensor] = {}
 WRAPPED_INTS: dict[int, Tensor] = {}
 
 
+class NumberCasts(dict[np.dtype[Any], np.ndarray | None]):
+    """A wrapped number's array cast to the dtype of a tensor it meets, each made on
+    its first use: where a wrapped number of no higher category meets a float or
+    complex tensor (`3 * x`, `x_float32 * 0.5`), promotion gives the tensor's dtype,
+    and the generated fast paths' inline kernels take the number in it from here
+    rather than by a cast per call (read-only, as the number's own array). None for
+    any other dtype: the kernel's promotion decides."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: np.ndarray) -> None:
+        super().__init__()
+        self.number = number
+
+    def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray | None:
+        cast = None
+        if dtype_.kind in "fc" and self.number.dtype.kind in "biuf":
+            with np.errstate(all="ignore"):  # 1e5 is inf in float16, silently
+                cast = self.number.astype(dtype_)
+            cast.flags.writeable = False
+        self[dtype_] = cast
+        return cast
+
+
 def wrap_number(value: Any) -> Tensor:
     """A Python number as a 0-d 'wrapped number' tensor, or a Tensor unchanged."""
     if isinstance(value, Tensor):
@@ -662,6 +698,7 @@ def wrap_number(value: Any) -> Tensor:
         )
         wrapped._is_wrapped_number = True
         wrapped._data.flags.writeable = False
+        wrapped._number_casts = NumberCasts(wrapped._data)
         # nan != nan, and -0.0 == 0.0 with the same hash: neither is cached.
         if (
             len(_WRAPPED) < _WRAPPED_LIMIT

@@ -26,8 +26,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-import numpy as np
-
 from . import devices, dtypes, indexing, numpy_interop
 from .autograd import backward as _autograd_backward
 from .composites import to_dtype
@@ -319,6 +317,7 @@ DUNDERS: dict[str, Dunder] = {
     "__isub__": Dunder("sub_"),
     "__imul__": Dunder("mul_"),
     "__itruediv__": Dunder("div_"),
+    "__pow__": Dunder("pow", fused="dunder_pow_Tensor_Scalar"),  # or pow.Tensor_Tensor
     "__rpow__": Dunder("pow", reflected=True),  # pow.Scalar: a number base
     "__floordiv__": Dunder("floor_divide", not_implemented=True),
     "__rfloordiv__": Dunder("floor_divide", reflected=True, not_implemented=True),
@@ -391,16 +390,6 @@ def _unary_dunder(name: str, cls: type) -> Unary:
 
 def reversed_sub(self: Tensor, other: Any) -> Tensor:
     return ops.rsub(self, other)
-
-
-def power(self: Tensor, exponent: Any) -> Tensor:
-    # Straight to the overload (x ** 2 is pow.Tensor_Scalar, x ** y pow.Tensor_Tensor)
-    # rather than through overload resolution: this is on every `x ** n`.
-    if isinstance(exponent, Tensor):
-        return operators.pow_Tensor_Tensor.fast(self, exponent)  # type: ignore[no-any-return]
-    if isinstance(exponent, (bool, int, float, complex, np.number)):
-        return operators.pow_Tensor_Scalar.fast(self, exponent)  # type: ignore[no-any-return]
-    return self.pow(exponent)
 
 
 def reversed_true_divide(self: Tensor, other: Any) -> Tensor:
@@ -481,7 +470,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "__format__": tensor_format,
     **RANDOM_METHODS,
     "__rsub__": reversed_sub,
-    "__pow__": power,
     "__rtruediv__": reversed_true_divide,
     "__matmul__": matmul,
     "__rmatmul__": reversed_matmul,

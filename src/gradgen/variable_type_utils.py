@@ -40,6 +40,39 @@ ARRAY_OUT: Any = (
 )
 
 
+# The numbers a fused dunder over a Scalar (`x ** n`) passes to its fast path itself;
+# anything else goes to the Tensor method (its overloads, its error for a non-number).
+DUNDER_NUMBER_TYPES = (int, float, complex, np.number)
+
+
+class IntOperands(dict[tuple[int, np.dtype[Any]], Any]):
+    """`INT_OPERANDS[n, dtype]`: the operand numpy makes of a Python int `n` in a ufunc
+    over arrays of `dtype` (a "weak" Python int takes the array's dtype), made once:
+    a read-only 0-d array of that dtype. numpy converts an int argument on every call
+    (half the cost of a 0-d `np.power(x, 3)`); an array already in the loop's dtype
+    goes straight in, the same number into the same loop. An int the dtype cannot hold
+    exactly stays the int, for numpy to convert (or refuse) as it always does."""
+
+    def __missing__(self, key: tuple[int, np.dtype[Any]]) -> Any:
+        value, dtype_ = key
+        try:
+            with np.errstate(all="ignore"):  # too large a float16: inf, not the int
+                operand = np.asarray(value, dtype=dtype_)
+        except OverflowError:  # too large a float64
+            return value
+        if operand.item() != value:
+            return value
+        operand.flags.writeable = False
+        if len(self) < _INT_OPERANDS_LIMIT:
+            self[key] = operand
+        return operand
+
+
+# Read by the generated fast paths' inline kernels (`x ** 3`); bounded.
+INT_OPERANDS = IntOperands()
+_INT_OPERANDS_LIMIT = 256
+
+
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
     """True when grad mode is on and any given tensor requires grad."""
     if not _grad_mode_state.enabled:
