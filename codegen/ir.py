@@ -44,6 +44,7 @@ from .ir_kernels import (
     _tensor_unwraps,
 )
 from .ir_views import (
+    DUNDER_OPERATORS,
     AutogradIR,
     BackwardIR,
     BindingIR,
@@ -262,7 +263,10 @@ def _backward_nodes(model: Model) -> tuple[BackwardIR, ...]:
 
 
 def build(
-    model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
+    model: Model,
+    kernel_helpers: frozenset[str],
+    formula_helpers: frozenset[str],
+    dunder_operators: tuple[str, ...] = DUNDER_OPERATORS,
 ) -> PackageIR:
     infos = {id(i.function): i for i in model.infos}
     operators = tuple(
@@ -272,7 +276,9 @@ def build(
         for f in model.native_functions
         if f.numpy is not None
     )
-    operators = _with_tensor_overloads(operators)
+    operators = _with_tensor_overloads(
+        tuple(replace(op, dunder=op.name in dunder_operators) for op in operators)
+    )
     nodes = _backward_nodes(model)
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(

@@ -118,6 +118,9 @@ class OperatorIR:
     # its overload with a plain Tensor in the Scalar's place, when that one has a fast
     # path too (pow.Tensor_Scalar: "pow_Tensor_Tensor"), else "".
     tensor_overload: str = ""
+    # One of the operators Python's binary operators call (`DUNDER_OPERATORS`, or the
+    # names probe's stand-ins: codegen/names.py), set by ir.build.
+    dunder: bool = False
 
     @property
     def fast_path(self) -> bool:
@@ -142,11 +145,16 @@ class OperatorIR:
         other)`, what Python's binary operator on a Tensor calls (`x * y`,
         Tensor.__mul__ and __rmul__): the method binding's conversion of `other` and the
         fast path in one frame (over a Scalar, `x ** 3`: a Python int or float goes
-        straight in, a tensor to `tensor_overload`, anything else to the method)."""
+        straight in, a tensor to `tensor_overload`, anything else to the method). The
+        dunder over two tensors names them as add.Tensor's schema does."""
         return (
             self.fast_path
-            and self.name in DUNDER_OPERATORS
-            and bool(self.promoted_pair or self.inline_scalar)
+            and self.dunder
+            and (
+                bool(self.inline_scalar)
+                or bool(self.promoted_pair)
+                and self.arguments in ("self, other", "self, other, alpha")
+            )
         )
 
     @property

@@ -327,8 +327,14 @@ def generated_names() -> GeneratedNames:
                 "the probe package of codegen/names.py does not load (a bug in the "
                 f"generator: update the probe with the rules): {error}"
             ) from None
+    # zqa.zqc stands in for the operators Python's `**` calls (pow.Tensor_Scalar: a
+    # dunder over a tensor and a number, its tensor overload zqa.zqb's fast path). The
+    # dunder over two tensors names its arguments as add.Tensor's schema does.
     package = ir.build(
-        model, load.exported_names("numpy_kernels"), load.exported_names("helpers")
+        model,
+        load.exported_names("numpy_kernels"),
+        load.exported_names("helpers"),
+        dunder_operators=("zqa.zqc",),
     )
     texts = emit.render(package, "probe", _unformatted_cache())
     # What the probe's expressions and formulas call is the YAML's choice, not a name

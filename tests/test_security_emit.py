@@ -199,6 +199,7 @@ CODE_FIELDS = {
     "expression",
     "field.annotation",
     "first",  # kernels.py.j2: set through the identifier filter
+    "number",  # variable_type.py.j2's fused dunders: set through the identifier filter
     "formula.expression",
     "formula_blocks(node.array_form.formulas) | indent(4, first=True)",  # the macro, indented
     "formula_blocks(node.formulas)",
