@@ -90,9 +90,14 @@ def _keeps_graph(inputs: Any) -> bool:
         return True
     if not is_grad_enabled():
         return False
-    return any(
-        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(inputs)
-    )
+    for leaf in tree_leaves(inputs):
+        if leaf.__class__ is Tensor and leaf._base is None:
+            # The common leaves (the property's reads: no view to refresh)
+            if leaf._requires_grad or leaf._grad_fn is not None:
+                return True
+        elif isinstance(leaf, Tensor) and leaf.requires_grad:
+            return True
+    return False
 
 
 def _detach(tree: Any) -> Any:
@@ -142,6 +147,9 @@ def _repeated_alias(x: Tensor, size: int) -> Tensor:
         repeated = np.broadcast_to(data, (size, *data.shape))
     alias = Tensor(repeated, version_counter=x._counter())
     alias._base = x if x._base is None else x._base
+    if data.dtype.kind in "fc":
+        alias._requires_grad = True  # requires_grad_()'s case of a new leaf
+        return alias
     return alias.requires_grad_()
 
 
@@ -366,7 +374,20 @@ def _call_differentiable(
     made differentiable at that level; ``(output, aux, flat inputs, their spec)``."""
     flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
     levels = open_levels()
-    flat_diff = [_differentiable(x, levels) for x in flat_primals]
+    if len(levels) == 1:
+        # One vmap level (vmap(grad)'s): `_differentiable`'s first case inline.
+        level = levels[0]
+        size = batch_size(level)
+        flat_diff = [
+            (
+                BatchedTensor(_repeated_alias(x, size), level)
+                if x.__class__ is Tensor and not x._requires_grad and x._fw_grad is None
+                else _differentiable(x, levels)
+            )
+            for x in flat_primals
+        ]
+    else:
+        flat_diff = [_differentiable(x, levels) for x in flat_primals]
     diff = tree_unflatten(flat_diff, spec)
     output, aux = _split_aux(
         func(*_replace_argnums(args, positions, diff), **kwargs), has_aux, api

@@ -66,6 +66,13 @@ def _check_in_dims(
             f"{spec}."
         )
     for index, (arg, dim) in enumerate(zip(flat_args, dims)):
+        if dim is None or (
+            # the common case, as `_check_in_dim` finds it, without the call
+            dim.__class__ is int
+            and arg.__class__ is Tensor
+            and 0 <= dim < arg._data.ndim
+        ):
+            continue
         dims[index] = _check_in_dim(where, arg, dim)
     sizes = [arg.shape[d] for arg, d in zip(flat_args, dims) if d is not None]
     if not sizes:
