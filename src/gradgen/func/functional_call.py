@@ -69,6 +69,9 @@ def _collect(module: Module, prefix: str, found: Slots) -> None:
 
 def _tied_names(slots: Slots) -> dict[str, set[str]]:
     """name -> every name of the same tensor, for the tensors with more than one name."""
+    members = {id(registry[leaf]) for _, registry, leaf in slots.values()}
+    if len(members) == len(slots):
+        return {}  # no tensor under two names (the common case)
     names: dict[int, set[str]] = {}
     for name, (_, registry, leaf) in slots.items():
         member = registry[leaf]
@@ -175,6 +178,13 @@ def functional_call(
     originals: list[tuple[str, Any]] = []
     try:
         for name, value in tensors.items():
+            found = slots.get(name)
+            if found is not None and found[2] in found[1]:
+                # `_swap`'s common case inline: a name in its registry
+                registry, leaf = found[1], found[2]
+                originals.append((name, registry[leaf]))
+                registry[leaf] = value
+                continue
             originals.append((name, _swap(module, slots, name, value)))
         return module(*args, **(kwargs or {}))
     finally:
