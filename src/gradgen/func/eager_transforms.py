@@ -90,14 +90,22 @@ def _keeps_graph(inputs: Any) -> bool:
         return True
     if not is_grad_enabled():
         return False
-    for leaf in tree_leaves(inputs):
-        if leaf.__class__ is Tensor and leaf._base is None:
-            # The common leaves (the property's reads: no view to refresh)
-            if leaf._requires_grad or leaf._grad_fn is not None:
-                return True
-        elif isinstance(leaf, Tensor) and leaf.requires_grad:
-            return True
-    return False
+    return _any_requires_grad(inputs)
+
+
+def _any_requires_grad(tree: Any) -> bool:
+    """Whether a tensor among the leaves of `tree` requires grad."""
+    cls = tree.__class__
+    if cls is Tensor and tree._base is None:
+        # The common leaves (the property's reads: no view to refresh)
+        return tree._requires_grad or tree._grad_fn is not None
+    if cls is dict:
+        return any([_any_requires_grad(item) for item in tree.values()])
+    if cls is tuple or cls is list:
+        return any([_any_requires_grad(item) for item in tree])
+    return any(
+        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(tree)
+    )
 
 
 def _detach(tree: Any) -> Any:
