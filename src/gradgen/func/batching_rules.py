@@ -86,7 +86,10 @@ def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if len(args) == 1 and is_batched(args[0], level) and not mutates_self(handle):
         # A unary operator (relu, neg, exp, ...): its one argument is the batch.
-        return wrap(call_plain(handle, args[0]._value), level)
+        result = call_plain(handle, args[0]._value)
+        if result.__class__ is Tensor:  # `wrap`'s common case
+            return BatchedTensor(result, level)
+        return wrap(result, level)
     tensors = tensors_of(args)
     rank = max(t.dim() for t in tensors)
     if not _promotes_alike(tensors, level, rank):
