@@ -335,7 +335,8 @@ def _vjp_of_batch(
         values.append(inner)
     exit_batched()
     try:
-        seed = np.ones_like(value._data)
+        data = value._data
+        seed = np.ones(data.shape, data.dtype)  # (ones_like's, without its wrapper)
         found = None if create_graph else tree_grads(value, seed, values)
         grads = (
             autograd.grad(
