@@ -43,7 +43,6 @@ from ..graph import (
     OPEN_HOOKS,
     unpack_saved,
 )
-from ..numpy_kernels.reduction import reduce_sum
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
 from .batching import HANDLES, BatchedTensor
@@ -240,7 +239,10 @@ def _record(
         sums = np.add.reduce(np.exp(shifted), axis=dim, keepdims=True)
         log_probabilities = shifted - np.log(sums)
     terms = log_probabilities * target_data
-    total = np.negative(reduce_sum(terms, list(range(1, rank)), False, None))
+    # (reduce_sum's reduction of a floating array over the examples' dims, directly)
+    total = np.negative(
+        np.add.reduce(terms, axis=tuple(range(1, rank)), dtype=terms.dtype)
+    )
     scale = None
     if reduction == Reduction.MEAN:
         scale = 1.0 / (x_data[0].size // x_data.shape[dim])

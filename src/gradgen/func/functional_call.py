@@ -59,12 +59,14 @@ def _slots(module: Module) -> Slots:
 
 def _collect(module: Module, prefix: str, found: Slots) -> None:
     for registry in (module._parameters, module._buffers):
-        for name, member in registry.items():
-            if member is not None:
-                found.setdefault(prefix + name, (module, registry, name))
+        if registry:
+            for name, member in registry.items():
+                if member is not None:
+                    found.setdefault(prefix + name, (module, registry, name))
     for name, child in module._modules.items():
         if child is not None:
-            _collect(child, f"{prefix}{name}.", found)
+            if child._modules or child._parameters or child._buffers:
+                _collect(child, f"{prefix}{name}.", found)
 
 
 def _tied_names(slots: Slots) -> dict[str, set[str]]:
