@@ -42,7 +42,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..dispatch import OperatorHandle
+from .. import dispatch
+from ..dispatch import AFTER_AUTOGRAD_KEYSET, OperatorHandle, redispatch
 from ..generated import ops
 from ..generated.batching import DECLARED
 from ..tensor import Tensor
@@ -229,7 +230,20 @@ def _unsqueeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any
     ):
         return dims(handle, level, args, extra_rank=1)
     dim = wrap_dim(args[1], self.dim() + 1) + 1
-    return BatchedTensor(call_plain(handle, self._value, dim), level)
+    value = self._value
+    if (
+        value.__class__ is Tensor
+        and value._grad_fn is None
+        and not value._requires_grad
+        and value._base is None
+        and value._fw_grad is None
+        and dispatch._observer is None
+    ):
+        # Nothing for autograd to record (its kernel would find no edge and no
+        # tangent): straight to the view's kernels below it.
+        plain = redispatch(handle, AFTER_AUTOGRAD_KEYSET, value, dim)
+        return BatchedTensor(plain, level)
+    return BatchedTensor(call_plain(handle, value, dim), level)
 
 
 def _squeeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
