@@ -343,6 +343,10 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise."""
     if inplace:
         return ops.relu_(input)
+    if input.__class__ is not Tensor and BATCHED.relu is not None:
+        result = BATCHED.relu(input)  # inside vmap: relu's batching rule directly
+        if result is not NotImplemented:
+            return result  # type: ignore[no-any-return]
     return ops.relu(input)
 
 
