@@ -96,16 +96,27 @@ def _keeps_graph(inputs: Any) -> bool:
 def _any_requires_grad(tree: Any) -> bool:
     """Whether a tensor among the leaves of `tree` requires grad."""
     cls = tree.__class__
-    if cls is Tensor and tree._base is None:
-        # The common leaves (the property's reads: no view to refresh)
-        return tree._requires_grad or tree._grad_fn is not None
     if cls is dict:
-        return any([_any_requires_grad(item) for item in tree.values()])
-    if cls is tuple or cls is list:
-        return any([_any_requires_grad(item) for item in tree])
-    return any(
-        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(tree)
-    )
+        items: Any = tree.values()
+    elif cls is tuple or cls is list:
+        items = tree
+    else:
+        return any(
+            isinstance(leaf, Tensor) and leaf.requires_grad
+            for leaf in tree_leaves(tree)
+        )
+    for item in items:
+        if item.__class__ is Tensor and item._base is None:
+            # The common leaves (the property's reads: no view to refresh)
+            if item._requires_grad or item._grad_fn is not None:
+                return True
+        elif item.__class__ not in _NO_TENSORS and _any_requires_grad(item):
+            return True
+    return False
+
+
+# Leaves that hold no tensor, by their exact class.
+_NO_TENSORS = frozenset({int, float, bool, complex, str, type(None)})
 
 
 def _detach(tree: Any) -> Any:
