@@ -103,7 +103,14 @@ def _walk(root: Node, sinks: dict[Node, int]) -> dict[Node, Node] | None:
             or type(node) is AccumulateGrad
         ):
             return None
-        for function in _children(node):
+        count = node._num_edges  # `_children(node)`, inline
+        if count == 1:
+            children: Sequence[Node | None] = (node._fn0,)
+        elif count == 2:
+            children = (node._fn0, node._fn1)
+        else:
+            children = _children(node)
+        for function in children:
             if function is None:
                 continue
             if function in parents or function is root:
