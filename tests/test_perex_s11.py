@@ -229,6 +229,21 @@ def test_grad_results_keep_their_graph_only_when_an_input_requires_grad() -> Non
         detached.numpy(), 2 * weight.detach().numpy() * x.numpy()
     )
     assert not detached.requires_grad and kept.requires_grad
+    # the per-example gradients stay a function of the weight outside
+    kept.sum().backward()
+    np.testing.assert_array_equal(weight.grad.numpy(), 2 * x.numpy().sum(0))
+
+
+def test_grad_of_a_view_input_keeps_its_graph() -> None:
+    base = gradgen.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    x = gradgen.tensor(np.array([[1.0, 3.0], [2.0, 5.0]]))
+
+    def loss(w: Any, x: Any) -> Any:
+        return (w * w * x).sum()
+
+    found = vmap(grad(loss), in_dims=(None, 0))(base[1:], x)
+    found.sum().backward()
+    np.testing.assert_array_equal(base.grad.numpy(), [0.0, *(2 * x.numpy().sum(0))])
 
 
 def test_functional_call_still_unties_tied_weights() -> None:

@@ -401,7 +401,11 @@ def _call_differentiable(
         flat_diff = [
             (
                 BatchedTensor(_repeated_alias(x, size), level)
-                if x.__class__ is Tensor and not x._requires_grad and x._fw_grad is None
+                if x.__class__ is Tensor
+                and x._base is None  # (no view's grad_fn to refresh)
+                and x._grad_fn is None
+                and not x._requires_grad
+                and x._fw_grad is None
                 else _differentiable(x, levels)
             )
             for x in flat_primals
