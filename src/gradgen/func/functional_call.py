@@ -192,6 +192,10 @@ def functional_call(
     finally:
         # Whatever happened, every swapped name gets its original back.
         for name, old in reversed(originals):
+            found = slots.get(name)
+            if found is not None and found[2] in found[1]:
+                found[1][found[2]] = old  # `_swap`'s common case inline, as above
+                continue
             _swap(module, slots, name, old)
 
 
