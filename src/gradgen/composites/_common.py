@@ -24,6 +24,8 @@ class _BatchedComposites:
     linear: Callable[[Tensor, Tensor, Tensor], Any] | None = None
     # (self, target, weight, reduction, ignore_index, label_smoothing).
     cross_entropy_loss: Callable[..., Any] | None = None
+    # (input,) of nn.functional.relu: relu's batching rule without the dispatcher.
+    relu: Callable[[Tensor], Any] | None = None
 
 
 BATCHED = _BatchedComposites()

@@ -19,11 +19,20 @@ import numpy as np
 
 from .. import dispatch
 from ..dispatch import forward_ad_levels
-from ..graph import NO_EDGE, RELEASED, Node, Saved, SavedVariable, unpack_saved
+from ..graph import (
+    NO_EDGE,
+    RELEASED,
+    Node,
+    Saved,
+    SavedVariable,
+    task_state,
+    unpack_saved,
+)
 from ..grad_mode import _state as _grad_mode_state
+from ..numpy_kernels.linalg import _outer
 from ..numpy_kernels.linalg import bmm as _bmm_kernel
 from ..tensor import Tensor
-from ..variable_type_utils import next_edges, set_history
+from ..variable_type_utils import next_edge, set_history
 from .batching import HANDLES
 
 
@@ -72,7 +81,16 @@ class PerExampleLinearBackward(Node):
             return None
         x = unpack_saved(self.x_, self)._data
         wt = unpack_saved(self.wt_, self)._data
-        need = self.task_needs_input_grad()
+        exec_info = task_state.exec_info
+        if exec_info is None:
+            need: Sequence[bool] = self.task_needs_input_grad()
+        else:  # `task_needs_input_grad` of the three edges, read inline
+            first, second, third = self._fn0, self._fn1, self._more[0][0]
+            need = (
+                first is not None and exec_info.get(first, False),
+                second is not None and exec_info.get(second, False),
+                third is not None and exec_info.get(third, False),
+            )
         results: list[Any] = [None, None, None]
         if need[0]:
             # One row per example (nn.Linear's): a sum of one term is 0 plus that
@@ -82,16 +100,31 @@ class PerExampleLinearBackward(Node):
             else:
                 results[0] = grad.sum(1)
         if need[1]:
-            results[1] = _bmm_kernel(grad, wt if self.rows else wt.transpose(0, 2, 1))
+            results[1] = _product(grad, wt if self.rows else wt.transpose(0, 2, 1))
         if need[2]:
             # The outer products of a one-row example come back transposed from the
             # kernel's memory order: asked for the transpose, their layout is final.
             if self.peeled:
-                product = _bmm_kernel(x.transpose(0, 2, 1), grad)
+                product = _product(x.transpose(0, 2, 1), grad)
                 results[2] = product.transpose(0, 2, 1)
             else:
-                results[2] = _bmm_kernel(x.transpose(0, 2, 1), grad)
+                results[2] = _product(x.transpose(0, 2, 1), grad)
         return results
+
+
+def _product(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """bmm's kernel on operands whose sizes and dtype match (the node's, checked when
+    it was recorded): its two cases of vmap(grad), outer products and one matrix
+    repeated over the batch, by the kernel's own numpy calls without its checks;
+    any other case by the kernel."""
+    batch, rows, inner = left.shape
+    if inner == 1:
+        return _outer(left, right)
+    if batch > 1 and right.strides[0] == 0:
+        flat = np.ascontiguousarray(left).reshape(batch * rows, inner)
+        product: np.ndarray = np.matmul(flat, right[0])
+        return product.reshape(batch, rows, right.shape[2])
+    return _bmm_kernel(left, right)
 
 
 def _peel(edge: tuple[Any, int], wt: Tensor) -> tuple[tuple[Any, int], bool]:
@@ -143,14 +176,15 @@ def linear_node(
         or x_data.shape[2] != wt_data.shape[1]
     ):
         return None
-    edges = next_edges(bias, x, wt)
-    if edges is None:
+    # (`next_edges` of the three, grad mode being on, without its generic steps)
+    edges = (next_edge(bias), next_edge(x), next_edge(wt))
+    if edges[0] is NO_EDGE and edges[1] is NO_EDGE and edges[2] is NO_EDGE:
         return None
     weight_edge, peeled = edges[2], False
     if not rows and weight_edge is not NO_EDGE:
         weight_edge, peeled = _peel(weight_edge, wt)
     # bmm's kernel, as the Batched key's call below Autograd would run it.
-    result = Tensor(_bmm_kernel(x_data, wt_data))
+    result = Tensor(_product(x_data, wt_data))
     if bias_data.strides[0] == 0 and bias_data.shape[0]:
         # One bias repeated over the batch (vmap(grad)'s alias of nn.Linear's): the
         # same additions from its one row, without numpy's broadcast of a stride-0

@@ -42,7 +42,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..dispatch import OperatorHandle
+from .. import dispatch
+from ..dispatch import AFTER_AUTOGRAD_KEYSET, OperatorHandle, redispatch
 from ..generated import ops
 from ..generated.batching import DECLARED
 from ..tensor import Tensor
@@ -86,7 +87,10 @@ def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if len(args) == 1 and is_batched(args[0], level) and not mutates_self(handle):
         # A unary operator (relu, neg, exp, ...): its one argument is the batch.
-        return wrap(call_plain(handle, args[0]._value), level)
+        result = call_plain(handle, args[0]._value)
+        if result.__class__ is Tensor:  # `wrap`'s common case
+            return BatchedTensor(result, level)
+        return wrap(result, level)
     tensors = tensors_of(args)
     rank = max(t.dim() for t in tensors)
     if not _promotes_alike(tensors, level, rank):
@@ -226,7 +230,20 @@ def _unsqueeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any
     ):
         return dims(handle, level, args, extra_rank=1)
     dim = wrap_dim(args[1], self.dim() + 1) + 1
-    return BatchedTensor(call_plain(handle, self._value, dim), level)
+    value = self._value
+    if (
+        value.__class__ is Tensor
+        and value._grad_fn is None
+        and not value._requires_grad
+        and value._base is None
+        and value._fw_grad is None
+        and dispatch._observer is None
+    ):
+        # Nothing for autograd to record (its kernel would find no edge and no
+        # tangent): straight to the view's kernels below it.
+        plain = redispatch(handle, AFTER_AUTOGRAD_KEYSET, value, dim)
+        return BatchedTensor(plain, level)
+    return BatchedTensor(call_plain(handle, value, dim), level)
 
 
 def _squeeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:

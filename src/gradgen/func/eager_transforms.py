@@ -90,9 +90,33 @@ def _keeps_graph(inputs: Any) -> bool:
         return True
     if not is_grad_enabled():
         return False
-    return any(
-        isinstance(leaf, Tensor) and leaf.requires_grad for leaf in tree_leaves(inputs)
-    )
+    return _any_requires_grad(inputs)
+
+
+def _any_requires_grad(tree: Any) -> bool:
+    """Whether a tensor among the leaves of `tree` requires grad."""
+    cls = tree.__class__
+    if cls is dict:
+        items: Any = tree.values()
+    elif cls is tuple or cls is list:
+        items = tree
+    else:
+        return any(
+            isinstance(leaf, Tensor) and leaf.requires_grad
+            for leaf in tree_leaves(tree)
+        )
+    for item in items:
+        if item.__class__ is Tensor and item._base is None:
+            # The common leaves (the property's reads: no view to refresh)
+            if item._requires_grad or item._grad_fn is not None:
+                return True
+        elif item.__class__ not in _NO_TENSORS and _any_requires_grad(item):
+            return True
+    return False
+
+
+# Leaves that hold no tensor, by their exact class.
+_NO_TENSORS = frozenset({int, float, bool, complex, str, type(None)})
 
 
 def _detach(tree: Any) -> Any:
@@ -142,6 +166,9 @@ def _repeated_alias(x: Tensor, size: int) -> Tensor:
         repeated = np.broadcast_to(data, (size, *data.shape))
     alias = Tensor(repeated, version_counter=x._counter())
     alias._base = x if x._base is None else x._base
+    if data.dtype.kind in "fc":
+        alias._requires_grad = True  # requires_grad_()'s case of a new leaf
+        return alias
     return alias.requires_grad_()
 
 
@@ -319,7 +346,8 @@ def _vjp_of_batch(
         values.append(inner)
     exit_batched()
     try:
-        seed = np.ones_like(value._data)
+        data = value._data
+        seed = np.ones(data.shape, data.dtype)  # (ones_like's, without its wrapper)
         found = None if create_graph else tree_grads(value, seed, values)
         grads = (
             autograd.grad(
@@ -366,7 +394,24 @@ def _call_differentiable(
     made differentiable at that level; ``(output, aux, flat inputs, their spec)``."""
     flat_primals, spec = tree_flatten(_slice_argnums(args, positions))
     levels = open_levels()
-    flat_diff = [_differentiable(x, levels) for x in flat_primals]
+    if len(levels) == 1:
+        # One vmap level (vmap(grad)'s): `_differentiable`'s first case inline.
+        level = levels[0]
+        size = batch_size(level)
+        flat_diff = [
+            (
+                BatchedTensor(_repeated_alias(x, size), level)
+                if x.__class__ is Tensor
+                and x._base is None  # (no view's grad_fn to refresh)
+                and x._grad_fn is None
+                and not x._requires_grad
+                and x._fw_grad is None
+                else _differentiable(x, levels)
+            )
+            for x in flat_primals
+        ]
+    else:
+        flat_diff = [_differentiable(x, levels) for x in flat_primals]
     diff = tree_unflatten(flat_diff, spec)
     output, aux = _split_aux(
         func(*_replace_argnums(args, positions, diff), **kwargs), has_aux, api

@@ -59,16 +59,21 @@ def _slots(module: Module) -> Slots:
 
 def _collect(module: Module, prefix: str, found: Slots) -> None:
     for registry in (module._parameters, module._buffers):
-        for name, member in registry.items():
-            if member is not None:
-                found.setdefault(prefix + name, (module, registry, name))
+        if registry:
+            for name, member in registry.items():
+                if member is not None:
+                    found.setdefault(prefix + name, (module, registry, name))
     for name, child in module._modules.items():
         if child is not None:
-            _collect(child, f"{prefix}{name}.", found)
+            if child._modules or child._parameters or child._buffers:
+                _collect(child, f"{prefix}{name}.", found)
 
 
 def _tied_names(slots: Slots) -> dict[str, set[str]]:
     """name -> every name of the same tensor, for the tensors with more than one name."""
+    members = {id(registry[leaf]) for _, registry, leaf in slots.values()}
+    if len(members) == len(slots):
+        return {}  # no tensor under two names (the common case)
     names: dict[int, set[str]] = {}
     for name, (_, registry, leaf) in slots.items():
         member = registry[leaf]
@@ -175,11 +180,22 @@ def functional_call(
     originals: list[tuple[str, Any]] = []
     try:
         for name, value in tensors.items():
+            found = slots.get(name)
+            if found is not None and found[2] in found[1]:
+                # `_swap`'s common case inline: a name in its registry
+                registry, leaf = found[1], found[2]
+                originals.append((name, registry[leaf]))
+                registry[leaf] = value
+                continue
             originals.append((name, _swap(module, slots, name, value)))
         return module(*args, **(kwargs or {}))
     finally:
         # Whatever happened, every swapped name gets its original back.
         for name, old in reversed(originals):
+            found = slots.get(name)
+            if found is not None and found[2] in found[1]:
+                found[1][found[2]] = old  # `_swap`'s common case inline, as above
+                continue
             _swap(module, slots, name, old)
 
 

@@ -25,12 +25,18 @@ class TreeSpec:
     num_leaves: int  # how many leaves the structure holds
 
     def __init__(
-        self, kind: str, context: Any = None, children: tuple[TreeSpec, ...] = ()
+        self,
+        kind: str,
+        context: Any = None,
+        children: tuple[TreeSpec, ...] = (),
+        num_leaves: int | None = None,
     ) -> None:
         self.kind = kind
         self.context = context
         self.children = children
-        if kind == "leaf":
+        if num_leaves is not None:  # counted by the caller (`_flatten_into`)
+            self.num_leaves = num_leaves
+        elif kind == "leaf":
             self.num_leaves = 1
         else:
             self.num_leaves = sum([child.num_leaves for child in children])
@@ -112,6 +118,7 @@ def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
         leaves.append(tree)
         return LEAF
     kind, context, items = found
+    start = len(leaves)
     specs: list[TreeSpec] = []
     for item in items:
         if item.__class__ in _LEAF_CLASSES:  # a leaf, without the call
@@ -119,7 +126,7 @@ def _flatten_into(tree: Any, leaves: list[Any]) -> TreeSpec:
             specs.append(LEAF)
         else:
             specs.append(_flatten_into(item, leaves))
-    return TreeSpec(kind, context, tuple(specs))
+    return TreeSpec(kind, context, tuple(specs), len(leaves) - start)
 
 
 def tree_leaves(tree: Any) -> list[Any]:

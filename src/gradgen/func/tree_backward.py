@@ -103,7 +103,14 @@ def _walk(root: Node, sinks: dict[Node, int]) -> dict[Node, Node] | None:
             or type(node) is AccumulateGrad
         ):
             return None
-        for function in _children(node):
+        count = node._num_edges  # `_children(node)`, inline
+        if count == 1:
+            children: Sequence[Node | None] = (node._fn0,)
+        elif count == 2:
+            children = (node._fn0, node._fn1)
+        else:
+            children = _children(node)
+        for function in children:
             if function is None:
                 continue
             if function in parents or function is root:
@@ -187,10 +194,28 @@ def _run(plan: _Plan, seed: np.ndarray, captured: list[Tensor | None]) -> bool:
             _, _, node, inputs = heapq.heappop(ready)
         else:
             return True
-        outputs = _apply(node, inputs)
-        if outputs is None:
-            return False
-        for function, input_nr, data in outputs:
+        produced: Any = node.apply_arrays(inputs)
+        if produced is None:
+            produced = node.apply(_tensors(inputs))
+        outputs: list[Any] = produced if type(produced) is list else list(produced)
+        edges = node._next_edges
+        if len(outputs) != len(edges):
+            validate_outputs(edges, outputs, node)  # raises the count error
+        for index, (function, input_nr) in enumerate(edges):
+            if function is None:
+                continue
+            data = outputs[index]
+            if data is not None and not (
+                # an array of its edge's shape and dtype (`_checked`'s common case)
+                data.__class__ is _NDARRAY
+                and (data.shape, data.dtype) == function._input_metadata[input_nr]
+            ):
+                data = _checked(node, edges, outputs, index, function, input_nr)
+                if data is None:
+                    return False
+                if data.__class__ is list:  # validated: every output from here on
+                    outputs = data
+                    data = _array(outputs[index])
             if function in sinks:
                 captured[sinks[function]] = None if data is None else _tensor(data)
                 continue
@@ -214,39 +239,35 @@ def _run(plan: _Plan, seed: np.ndarray, captured: list[Tensor | None]) -> bool:
             pushes += 1
 
 
-def _apply(node: Node, inputs: list[Any]) -> list[tuple[Node, int, Any]] | None:
-    """`node`'s gradients as (function, input_nr, array or None) for its edges to a
-    node, checked (summed to shape, cast) as the engine checks them; None when one
-    is not an array or a plain Tensor."""
-    produced: Any = node.apply_arrays(inputs)
-    if produced is None:
-        produced = node.apply(_tensors(inputs))
-    outputs: list[Any] = produced if type(produced) is list else list(produced)
-    edges = node._next_edges
-    if len(outputs) != len(edges):
-        validate_outputs(edges, outputs, node)  # raises the count error
-    results: list[tuple[Node, int, Any]] = []
-    for index, (function, input_nr) in enumerate(edges):
-        if function is None:
-            continue
-        gradient = outputs[index]
-        if gradient is None:
-            results.append((function, input_nr, None))
-            continue
-        data = _array(gradient)
+def _checked(
+    node: Node,
+    edges: Sequence[tuple[Node | None, int]],
+    outputs: list[Any],
+    index: int,
+    function: Node,
+    input_nr: int,
+) -> Any:
+    """Gradient `index` of `node` as an array when it fits its edge's metadata (the
+    common case); else, when it is an array or a plain Tensor, every output checked
+    (summed to shape, cast) as the engine checks them, as a list of Tensors; None
+    when it is neither."""
+    gradient = outputs[index]
+    cls = gradient.__class__
+    if cls is _NDARRAY or cls in _SCALARS:
+        data = gradient
+    elif cls is Tensor:
+        data = gradient._data
+    else:
+        data = None
+    if data is not None:
         expected_shape, expected_dtype = function._input_metadata[input_nr]
-        if (
-            data is None
-            or data.shape != expected_shape
-            or (expected_dtype is not None and data.dtype != expected_dtype)
+        if data.shape == expected_shape and (
+            expected_dtype is None or data.dtype == expected_dtype
         ):
-            checked = _tensors(list(outputs))
-            validate_outputs(edges, checked, node)  # sums, casts or raises
-            data = _array(checked[index])
-            if data is None:
-                return None
-        results.append((function, input_nr, data))
-    return results
+            return data
+    checked = _tensors(list(outputs))
+    validate_outputs(edges, checked, node)  # sums, casts or raises
+    return None if _array(checked[index]) is None else checked
 
 
 def _array(gradient: Any) -> Any:

@@ -66,11 +66,19 @@ def _check_in_dims(
             f"{spec}."
         )
     for index, (arg, dim) in enumerate(zip(flat_args, dims)):
+        if dim is None or (
+            # the common case, as `_check_in_dim` finds it, without the call
+            dim.__class__ is int
+            and arg.__class__ is Tensor
+            and 0 <= dim < arg._data.ndim
+        ):
+            continue
         dims[index] = _check_in_dim(where, arg, dim)
-    sizes = [arg.shape[d] for arg, d in zip(flat_args, dims) if d is not None]
+    # (every mapped argument is a Tensor, checked above: its array has its shape)
+    sizes = [arg._data.shape[d] for arg, d in zip(flat_args, dims) if d is not None]
     if not sizes:
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
-    if any(size != sizes[0] for size in sizes):
+    if sizes.count(sizes[0]) != len(sizes):
         raise ValueError(
             "vmap: Expected all tensors to have the same size in the mapped dimension, "
             f"got sizes {sizes} for the mapped dimension"

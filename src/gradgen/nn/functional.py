@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gradgen.composites._common import BATCHED
 from gradgen.composites.dropout import _dropout_noise
 from gradgen.factories import zeros
 from gradgen.generated import ops
@@ -226,6 +227,17 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
+    if (
+        bias is not None
+        and input.__class__ is not Tensor
+        and BATCHED.linear is not None
+    ):
+        # Inside vmap: the batched linear the composite would reach (it records
+        # the call as one node, or returns NotImplemented), without the binding's
+        # argument checks on the way.
+        result = BATCHED.linear(input, weight, bias)
+        if result is not NotImplemented:
+            return result  # type: ignore[no-any-return]
     return ops.linear(input, weight, bias)
 
 
@@ -278,8 +290,16 @@ def cross_entropy(
     """The cross entropy of logits `input` against class indices or probabilities."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
+    reduced = _get_enum(reduction)
+    if input.__class__ is not Tensor and BATCHED.cross_entropy_loss is not None:
+        # Inside vmap: the composite's batched case directly (as `linear`).
+        result = BATCHED.cross_entropy_loss(
+            input, target, weight, reduced, ignore_index, label_smoothing
+        )
+        if result is not NotImplemented:
+            return result  # type: ignore[no-any-return]
     return ops.cross_entropy_loss(
-        input, target, weight, _get_enum(reduction), ignore_index, label_smoothing
+        input, target, weight, reduced, ignore_index, label_smoothing
     )
 
 
@@ -323,6 +343,10 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise."""
     if inplace:
         return ops.relu_(input)
+    if input.__class__ is not Tensor and BATCHED.relu is not None:
+        result = BATCHED.relu(input)  # inside vmap: relu's batching rule directly
+        if result is not NotImplemented:
+            return result  # type: ignore[no-any-return]
     return ops.relu(input)
 
 
