@@ -262,23 +262,31 @@ def _backward_nodes(model: Model) -> tuple[BackwardIR, ...]:
     )
 
 
+def _operators(
+    model: Model, formula_helpers: frozenset[str], dunder_operators: tuple[str, ...]
+) -> tuple[OperatorIR, ...]:
+    """The operators with a kernel, each marked when Python's operators call it."""
+    infos = {id(i.function): i for i in model.infos}
+    operators = tuple(
+        replace(
+            _away_from_helpers(
+                _operator_ir(f, infos.get(id(f)), model.user_names), formula_helpers
+            ),
+            dunder=f.name in dunder_operators,
+        )
+        for f in model.native_functions
+        if f.numpy is not None
+    )
+    return _with_tensor_overloads(operators)
+
+
 def build(
     model: Model,
     kernel_helpers: frozenset[str],
     formula_helpers: frozenset[str],
     dunder_operators: tuple[str, ...] = DUNDER_OPERATORS,
 ) -> PackageIR:
-    infos = {id(i.function): i for i in model.infos}
-    operators = tuple(
-        _away_from_helpers(
-            _operator_ir(f, infos.get(id(f)), model.user_names), formula_helpers
-        )
-        for f in model.native_functions
-        if f.numpy is not None
-    )
-    operators = _with_tensor_overloads(
-        tuple(replace(op, dunder=op.name in dunder_operators) for op in operators)
-    )
+    operators = _operators(model, formula_helpers, dunder_operators)
     nodes = _backward_nodes(model)
     public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(
