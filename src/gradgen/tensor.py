@@ -674,9 +674,13 @@ class NumberCasts(dict[np.dtype[Any], np.ndarray | None]):
     def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray | None:
         cast = None
         if dtype_.kind in "fc" and self.number.dtype.kind in "biuf":
-            with np.errstate(all="ignore"):  # 1e5 is inf in float16, silently
+            with np.errstate(all="ignore"):
                 cast = self.number.astype(dtype_)
             cast.flags.writeable = False
+            if np.isinf(cast) and not np.isinf(self.number):
+                # 1e5 is inf in float16: the kernel computes in float32 (PyTorch's
+                # float arithmetic for half precision), variable_type_utils.promoted_array.
+                cast = None
         self[dtype_] = cast
         return cast
 

@@ -307,12 +307,31 @@ def result_type_2(first: object, second: object) -> dtype:
     return dtypes.result_type(first, second)
 
 
+_FLOAT16 = np.dtype(np.float16)
+
+
 def promoted_array(tensor: Tensor, common: dtype) -> np.ndarray:
-    """The array of a kernel input, in the operator's common dtype."""
+    """The array of a kernel input, in the operator's common dtype; a 0-d one (a
+    number, wrapped or a 0-d tensor) too large for float16 in float32 instead, so that
+    the kernel computes in float32 and its result is cast to float16, as PyTorch
+    computes half-precision operators in float (`x_half * 70000` is 35008 for 0.5,
+    not inf)."""
     data = tensor._data
     if data.dtype is common.numpy or data.dtype == common.numpy:
         return data
+    if common.numpy is _FLOAT16 and not data.ndim and data.dtype.kind in "biuf":
+        return _number_for_float16(data)
     return data.astype(common.numpy)
+
+
+def _number_for_float16(data: np.ndarray) -> np.ndarray:
+    """A 0-d array meeting a float16 tensor: in float16, or in float32 when float16
+    cannot hold it (the kernel's float32 result is then cast to float16)."""
+    with np.errstate(over="ignore"):
+        cast = data.astype(_FLOAT16)
+    if np.isinf(cast) and not np.isinf(data):
+        return data.astype(np.float32)
+    return cast
 
 
 def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
@@ -325,7 +344,11 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
         if array.dtype != wanted:
             if array.dtype.kind not in "biufc":
                 raise _unsupported_result(array)
-            array = array.astype(wanted)
+            if wanted is _FLOAT16:  # float32 to float16 overflows to inf, silently
+                with np.errstate(over="ignore"):
+                    array = array.astype(wanted)
+            else:
+                array = array.astype(wanted)
     elif array.dtype not in dtypes._FROM_NUMPY:
         array = _normalise_dtype(array)
     return array_tensor(array)

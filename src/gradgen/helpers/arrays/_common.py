@@ -253,11 +253,28 @@ def _number_fits(number: object, kind: str) -> bool:
     return type(number) in _FITS.get(kind, ())
 
 
+FLOAT16 = np.dtype(np.float16)
+# The magnitude from which a number is inf in float16 (65504 is its largest; 65520
+# rounds up).
+FLOAT16_LIMIT = 65520.0
+
+
 def promoted(operand: Any, common: np.dtype) -> Any:
     """An array operand in `common` (as the kernels' promoted_array); a Python number
-    stays a number (numpy takes it in the array's dtype, as the 0-d tensor would be)."""
-    if isinstance(operand, _ARRAY_TYPES) and operand.dtype != common:
-        return operand.astype(common)
+    stays a number (numpy takes it in the array's dtype, as the 0-d tensor would be),
+    except one float16 cannot hold: float32 then, as the kernels' promoted_array (the
+    result is float32, then float16 by in_dtype: PyTorch's float arithmetic for half).
+    """
+    if isinstance(operand, _ARRAY_TYPES):
+        if operand.dtype != common:
+            return operand.astype(common)
+    elif (
+        common == FLOAT16
+        and operand.__class__ in (int, float)
+        and abs(operand) >= FLOAT16_LIMIT
+        and abs(operand) != float("inf")
+    ):
+        return np.float32(operand)
     return operand
 
 
@@ -265,7 +282,8 @@ def in_dtype(value: Any, common: np.dtype) -> np.ndarray:
     """A kernel's result in the operator's common dtype (as wrap_result)."""
     array = as_array(value)
     if array.dtype != common:
-        array = array.astype(common)
+        with np.errstate(over="ignore"):  # float32 to float16 may overflow to inf
+            array = array.astype(common)
     return array
 
 

@@ -29,6 +29,8 @@ from ...numpy_kernels import (
     to_copy,
 )
 from ._common import (
+    FLOAT16,
+    FLOAT16_LIMIT,
     _NDARRAY,
     as_array,
     float_dtype,
@@ -126,6 +128,7 @@ def _float_and_number(self: Any, other: Any) -> bool:
         self.__class__ in _FLOAT_ARRAYS
         and other.__class__ in _REAL_NUMBERS
         and self.dtype.kind == "f"
+        and (self.dtype is not FLOAT16 or -FLOAT16_LIMIT < other < FLOAT16_LIMIT)
     )
 
 
@@ -172,6 +175,7 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
         and other.__class__ in _REAL_NUMBERS
         and self.dtype is self.base.dtype
         and rounding_mode is None
+        and (self.dtype is not FLOAT16 or -FLOAT16_LIMIT < other < FLOAT16_LIMIT)
     ):
         # A number spread over a shape in its own dtype (mean's backward: the seed
         # expanded, then divided by numel): every element's quotient is the number's,
@@ -418,6 +422,7 @@ def mul_tensor_backward(
         (cls is float or cls is int)
         and grad.__class__ in _FLOAT_ARRAYS
         and grad.dtype.kind == "f"
+        and (grad.dtype is not FLOAT16 or -FLOAT16_LIMIT < other < FLOAT16_LIMIT)
     ) or (
         cls in _FLOAT_ARRAYS
         and grad.dtype is other.dtype
