@@ -46,6 +46,7 @@ from ..graph import (
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
 from .batching import HANDLES, BatchedTensor, call_plain
+from .batching_class_loss import batched_class_cross_entropy
 from .batching_linear import linear_node
 
 
@@ -165,14 +166,14 @@ def batched_cross_entropy(
     ignore_index: int,
     label_smoothing: float,
 ) -> Any:
-    """cross_entropy against class probabilities over a batch, as one node."""
+    """cross_entropy against class probabilities or class indices
+    (batching_class_loss.py) over a batch, as one node."""
     if (
         self.__class__ is not BatchedTensor
         or target.__class__ is not BatchedTensor
         or target._level != self._level
         or weight is not None
         or label_smoothing != 0.0
-        or ignore_index >= 0
         or reduction not in (Reduction.MEAN, Reduction.SUM)
         or not _plain_call()
     ):
@@ -181,8 +182,13 @@ def batched_cross_entropy(
     if x.__class__ is not Tensor or probabilities.__class__ is not Tensor:
         return NotImplemented
     x_data, target_data = x._data, probabilities._data
+    if target_data.dtype.kind in "iu":  # class indices
+        return batched_class_cross_entropy(
+            self._level, x, probabilities, reduction, ignore_index, _class_max
+        )
     if (
-        x_data.shape != target_data.shape
+        ignore_index >= 0
+        or x_data.shape != target_data.shape
         or x_data.ndim < 2
         or x_data.dtype.kind != "f"
         or target_data.dtype is not x_data.dtype
