@@ -172,6 +172,8 @@ def batched_class_cross_entropy(
     losses = _nll_unreduced(
         log_probabilities.reshape(-1, shape[-1]), targets, None, ignore_index
     )
+    # (the sum of one term: 0 plus that term, -0.0 becoming 0.0, as numpy's sum)
+    losses = np.add(losses, losses.dtype.type(0))
     mean = reduction == Reduction.MEAN
     total = (targets != ignore_index).astype(losses.dtype)
     if mean:
