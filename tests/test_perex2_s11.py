@@ -23,7 +23,7 @@ import gradgen
 import gradgen.nn.functional as F
 from gradgen.composites._common import BATCHED
 from gradgen.func import batching_class_loss, batching_composites
-from gradgen.func import functional_call, grad, grad_and_value, vmap
+from gradgen.func import grad, grad_and_value, vmap
 
 CLASSES = 4
 
