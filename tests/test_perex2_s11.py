@@ -249,3 +249,21 @@ def test_a_hook_on_the_logits_sees_the_same_gradient() -> None:
     assert len(seen) == 2
     for name in params:
         assert fast[name].numpy().tobytes() == general[name].numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_unused_ignore_index_and_nan_logits_keep_their_bits(dtype: str) -> None:
+    """Every target counts (the node's short case) though ignore_index is a class;
+    a NaN in an example's input reaches its loss and gradients as in the general
+    rules."""
+    arrays = _data(dtype, 6, seed=11)
+    arrays["t"][:] = np.where(arrays["t"] == 1, 0, arrays["t"])  # no target 1
+    arrays["x"][3, 1] = np.nan
+    calls: list[Any] = []
+    with _counted(calls):
+        fast = _run(arrays, False, ignore_index=1)
+    assert calls[0] is not NotImplemented
+    with _general():
+        general = _run(arrays, False, ignore_index=1)
+    _same(fast, general)
+    assert np.isnan(fast[1][3]) and not np.isnan(np.delete(fast[1], 3)).any()

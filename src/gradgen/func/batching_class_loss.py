@@ -45,7 +45,15 @@ class PerExampleClassCrossEntropyBackward(Node):
     the forward; the tensor form (a graph of the backward) recomputes them from
     `x`, so that their path to `x` is differentiated too."""
 
-    __slots__ = ("x_", "target_", "log_probabilities", "total", "mean", "ignore_index")
+    __slots__ = (
+        "x_",
+        "target_",
+        "log_probabilities",
+        "total",
+        "mean",
+        "ignore_index",
+        "counted",
+    )
     _has_array_form = True
 
     def __init__(
@@ -56,6 +64,7 @@ class PerExampleClassCrossEntropyBackward(Node):
         total: np.ndarray,
         mean: bool,
         ignore_index: int,
+        counted: bool,
     ) -> None:
         Node.__init__(self)
         self.x_: Saved = x
@@ -64,6 +73,7 @@ class PerExampleClassCrossEntropyBackward(Node):
         self.total: np.ndarray = total
         self.mean = mean
         self.ignore_index = ignore_index
+        self.counted = counted  # every target counts (none ignored): weights of 1
 
     def release_variables(self) -> None:
         self.x_ = self.target_ = RELEASED
@@ -108,20 +118,28 @@ class PerExampleClassCrossEntropyBackward(Node):
         target = unpack_saved(self.target_, self)._data
         dtype = log_probabilities.dtype
         classes = log_probabilities.shape[-1]
-        if self.mean:  # div's formula (real operands: true division)
-            with np.errstate(all="ignore"):
-                grad = np.true_divide(grad, self.total)
         rows = log_probabilities.reshape(-1, classes)
-        grad_rows = _nll_grad_rows(  # nll_loss_backward's kernel, unreduced
-            grad.reshape(-1),
-            rows,
-            target.reshape(-1),
-            None,
-            Reduction.NONE,
-            self.ignore_index,
-            np.zeros((), dtype),
-            unreduced=True,
-        )
+        targets = target.reshape(-1)
+        if self.counted:
+            # nll_loss_backward's kernel when every target counts: -1 * grad at each
+            # target (each weight 1; the division by a total of 1 is exact).
+            grad_rows = np.zeros(rows.shape, dtype)
+            values = grad.reshape(-1) * dtype.type(-1)
+            grad_rows[np.arange(len(targets)), targets] = values
+        else:
+            if self.mean:  # div's formula (real operands: true division)
+                with np.errstate(all="ignore"):
+                    grad = np.true_divide(grad, self.total)
+            grad_rows = _nll_grad_rows(  # nll_loss_backward's kernel, unreduced
+                grad.reshape(-1),
+                rows,
+                targets,
+                None,
+                Reduction.NONE,
+                self.ignore_index,
+                np.zeros((), dtype),
+                unreduced=True,
+            )
         return [
             softmax_backward_data(
                 grad_rows.reshape(log_probabilities.shape),
@@ -130,6 +148,16 @@ class PerExampleClassCrossEntropyBackward(Node):
                 True,
             )
         ]
+
+
+def _all_counted(targets: np.ndarray, classes: int, ignore_index: int) -> bool:
+    """Whether every target is a class (in range) and none is `ignore_index`."""
+    if targets.size == 0:
+        return False
+    low, high = np.minimum.reduce(targets), np.maximum.reduce(targets)
+    if low < 0 or high >= classes:
+        return False
+    return not (low <= ignore_index <= high and (targets == ignore_index).any())
 
 
 def batched_class_cross_entropy(
@@ -169,14 +197,20 @@ def batched_class_cross_entropy(
     # nll_loss's rule: the unreduced kernel over the (b, C) rows (it raises for a
     # target out of range), each example's one loss its sum, and the count of its
     # targets not ignored (0 or 1) as the total weight.
-    losses = _nll_unreduced(
-        log_probabilities.reshape(-1, shape[-1]), targets, None, ignore_index
-    )
+    rows = log_probabilities.reshape(-1, shape[-1])
+    counted = _all_counted(targets, shape[-1], ignore_index)
+    if counted:
+        # (the kernel's values when every target counts: each weight is 1, and
+        # -picked * 1 is -picked; the total is 1, by which a division is exact)
+        losses = np.negative(rows[np.arange(len(targets)), targets])
+        total = np.ones(len(targets), rows.dtype)
+    else:
+        losses = _nll_unreduced(rows, targets, None, ignore_index)
+        total = (targets != ignore_index).astype(losses.dtype)
     # (the sum of one term: 0 plus that term, -0.0 becoming 0.0, as numpy's sum)
     losses = np.add(losses, losses.dtype.type(0))
     mean = reduction == Reduction.MEAN
-    total = (targets != ignore_index).astype(losses.dtype)
-    if mean:
+    if mean and not counted:
         with np.errstate(all="ignore"):
             losses = np.true_divide(losses, total)
     node = PerExampleClassCrossEntropyBackward(
@@ -186,6 +220,7 @@ def batched_class_cross_entropy(
         total,
         mean,
         ignore_index,
+        counted,
     )
     node.set_next_edges((edge,))
     result = Tensor(losses)
