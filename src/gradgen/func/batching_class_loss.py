@@ -10,7 +10,10 @@ numpy operations in the same order (log_softmax's kernel, nll_loss's unreduced
 kernel, the division by the count), and records one
 PerExampleClassCrossEntropyBackward, whose array form runs the formulas of those
 nodes (the division's, nll_loss_backward's kernel, _log_softmax_backward_data's)
-on the same arrays: the values and gradients are the same to the last bit.
+on the same arrays: the values and gradients are the same to the last bit. When
+every target counts (none ignored or out of range: each weight and each total is
+1), the nll steps skip the kernels' masks: -picked for the loss, -1 * grad at each
+target for its gradient, the same values.
 
 It returns NotImplemented (the composite then runs as usual) for anything else:
 class weights, label smoothing, no reduction, several rows per example, another

@@ -14,7 +14,9 @@ whole, and these rules (installed in the composites' `BATCHED` slots) run it as 
   weights or label smoothing, reduced by mean or sum: one
   PerExampleCrossEntropyBackward instead of log_softmax, mul, sum, neg and mul.
   Forward and backward are the same numpy operations, in the same order, as those
-  five operators' kernels and formulas, so the values are the same to the last bit.
+  five operators' kernels and formulas, so the values are the same to the last bit;
+- `cross_entropy` against class indices, one row of logits per example: one
+  PerExampleClassCrossEntropyBackward (batching_class_loss.py), likewise.
 
 Each returns NotImplemented (the composite then runs as usual) outside the plain case:
 nested levels (a batch that is itself batched), forward AD, the profiler's observer,
