@@ -1,7 +1,7 @@
 """Per-example gradients of an MLP: `vmap(grad(loss))` against one batched backward.
 
     .venv/bin/python bench/func_per_example.py [--batch 256] [--repeat 30]
-        [--dtype float32|float64]
+        [--dtype float32|float64] [--targets probabilities|classes]
 
 Times the best of `--repeat` runs of each row, in rounds of 5 runs of each row in
 turn (so that every row sees the same load), both wall-clock and the thread's CPU
@@ -21,6 +21,10 @@ time (on a shared machine a run of a few ms is often preempted; its CPU time is 
   as merely importing torch makes numpy's large writes in this process 5-10% slower
   (the per-example rows, not the batched backward): the gradgen and numpy rows are
   timed without it.
+
+The targets are one-hot class probabilities (the default) or, with `--targets
+classes`, the class indices (gradgen's and torch's rows; numpy's rows take the
+one-hot rows, the same gradients).
 
 gradgen's vmap by its per-example loop (what the batched run must equal) is checked
 against the batched run once, and timed on a few rounds (`--loop-repeat`).
@@ -87,7 +91,7 @@ def _best(
 
 
 def _gradgen_rows(
-    data: np.ndarray, labels: np.ndarray, dtype: Any
+    data: np.ndarray, labels: np.ndarray, dtype: Any, one_hot: np.ndarray
 ) -> tuple[list[Row], Callable[[], Any], dict[str, np.ndarray]]:
     """The timed gradgen rows, the per-example loop, and the weights (as arrays)."""
     model = _model(gradgen, getattr(gradgen, dtype))
@@ -117,7 +121,7 @@ def _gradgen_rows(
         ("gradgen one batched backward", batched_backward),
     ]
     arrays = {k: v.numpy() for k, v in params.items()}
-    _check_by_hand(arrays, data, labels, batched, tolerance)
+    _check_by_hand(arrays, data, one_hot, batched, tolerance)
     return rows, loop, arrays
 
 
@@ -226,14 +230,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--loop-repeat", type=int, default=2)
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    parser.add_argument(
+        "--targets", choices=("probabilities", "classes"), default="probabilities"
+    )
     options = parser.parse_args()
     rng = np.random.default_rng(0)
     data = rng.standard_normal((options.batch, SIZES[0])).astype(options.dtype)
-    labels = np.eye(SIZES[-1], dtype=options.dtype)[
-        rng.integers(0, SIZES[-1], options.batch)
-    ]
-    rows, loop, params = _gradgen_rows(data, labels, options.dtype)
-    rows += _numpy_rows(params, data, labels)
+    classes = rng.integers(0, SIZES[-1], options.batch)
+    one_hot = np.eye(SIZES[-1], dtype=options.dtype)[classes]
+    labels = classes if options.targets == "classes" else one_hot
+    rows, loop, params = _gradgen_rows(data, labels, options.dtype, one_hot)
+    rows += _numpy_rows(params, data, one_hot)
     results = _best(rows, options.repeat)
     results += _best(_torch_rows(data, labels, options.dtype), options.repeat)
     results += _best(
@@ -241,7 +248,8 @@ def main() -> None:
     )
     print(
         f"per-example gradients, MLP {SIZES}, batch {options.batch}, "
-        f"{options.dtype}, best of {options.repeat} (rounds of {BLOCK})"
+        f"{options.dtype}, {options.targets}, best of {options.repeat} "
+        f"(rounds of {BLOCK})"
     )
     print(f"  {'':45s} {'wall ms':>9s} {'CPU ms':>9s}")
     for name, wall, cpu in results:

@@ -14,7 +14,9 @@ whole, and these rules (installed in the composites' `BATCHED` slots) run it as 
   weights or label smoothing, reduced by mean or sum: one
   PerExampleCrossEntropyBackward instead of log_softmax, mul, sum, neg and mul.
   Forward and backward are the same numpy operations, in the same order, as those
-  five operators' kernels and formulas, so the values are the same to the last bit.
+  five operators' kernels and formulas, so the values are the same to the last bit;
+- `cross_entropy` against class indices, one row of logits per example: one
+  PerExampleClassCrossEntropyBackward (batching_class_loss.py), likewise.
 
 Each returns NotImplemented (the composite then runs as usual) outside the plain case:
 nested levels (a batch that is itself batched), forward AD, the profiler's observer,
@@ -46,6 +48,7 @@ from ..graph import (
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
 from .batching import HANDLES, BatchedTensor, call_plain
+from .batching_class_loss import batched_class_cross_entropy
 from .batching_linear import linear_node
 
 
@@ -165,14 +168,14 @@ def batched_cross_entropy(
     ignore_index: int,
     label_smoothing: float,
 ) -> Any:
-    """cross_entropy against class probabilities over a batch, as one node."""
+    """cross_entropy against class probabilities or class indices
+    (batching_class_loss.py) over a batch, as one node."""
     if (
         self.__class__ is not BatchedTensor
         or target.__class__ is not BatchedTensor
         or target._level != self._level
         or weight is not None
         or label_smoothing != 0.0
-        or ignore_index >= 0
         or reduction not in (Reduction.MEAN, Reduction.SUM)
         or not _plain_call()
     ):
@@ -181,8 +184,13 @@ def batched_cross_entropy(
     if x.__class__ is not Tensor or probabilities.__class__ is not Tensor:
         return NotImplemented
     x_data, target_data = x._data, probabilities._data
+    if target_data.dtype.kind in "iu":  # class indices
+        return batched_class_cross_entropy(
+            self._level, x, probabilities, reduction, ignore_index, _class_max
+        )
     if (
-        x_data.shape != target_data.shape
+        ignore_index >= 0
+        or x_data.shape != target_data.shape
         or x_data.ndim < 2
         or x_data.dtype.kind != "f"
         or target_data.dtype is not x_data.dtype
