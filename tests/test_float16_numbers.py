@@ -1,9 +1,10 @@
-"""A number too large for float16 meeting a float16 tensor: PyTorch computes
-half-precision arithmetic in float32 and rounds the result to float16, so
-`x_half * 70000` is 35008 for x = 0.5 (not inf from casting 70000 to float16 first),
+"""Half precision as PyTorch computes it. A number too large for float16 meeting a
+float16 tensor: PyTorch computes half-precision arithmetic in float32 and rounds the
+result to float16, so `x_half * 70000` is 35008 for x = 0.5 (not inf from casting 70000 to float16 first),
 and `x_half / 70000` is a small number, not 0. Wrapped Python numbers and 0-d tensors
 alike, on the recorded fast path, the kernel and under no_grad, without numpy's
-overflow warning. Answers are PyTorch's (tests/torch_oracle.py)."""
+overflow warning. Sums and means of float16 accumulate in float32 likewise. Answers
+are PyTorch's (tests/torch_oracle.py)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,16 @@ CASES: dict[str, F] = {
     "mul inf": lambda lib: _half(lib) * float("inf"),
     "mul nan": lambda lib: _half(lib) * float("nan"),
     "maximum 0-d": lambda lib: lib.maximum(_half(lib), lib.tensor(70000.0)),
+    # sums and means accumulate in float32 and round once (numpy's float16 sum
+    # rounds every partial sum: 60000 + 10000 is inf there)
+    "sum": lambda lib: lib.tensor(
+        [60000.0, 10000.0, -10000.0], dtype=lib.float16
+    ).sum(),
+    "sum dim": lambda lib: lib.tensor(
+        [[60000.0, 1.0], [10000.0, 2.0], [-10000.0, 3.0]], dtype=lib.float16
+    ).sum(0),
+    "mean": lambda lib: lib.ones(70000, dtype=lib.float16).mean(),
+    "mean dim": lambda lib: lib.ones((2, 70000), dtype=lib.float16).mean(1),
 }
 
 
@@ -106,3 +117,20 @@ def test_gradient_through_a_large_number(case: str) -> None:
         warnings.simplefilter("error")
         np.testing.assert_array_equal(_grad(gradgen, case, False), expected)
         np.testing.assert_array_equal(_grad(gradgen, case, True), expected)
+
+
+def _mean_grad(lib: Any) -> Any:
+    x = lib.ones(70000, dtype=lib.float16, requires_grad=True)
+    x.mean().backward()
+    return x.grad.numpy()
+
+
+def test_mean_over_more_elements_than_float16_holds() -> None:
+    """mean's backward divides the seed by numel (70000, inf in float16): every
+    element's gradient is 1.43e-05, not 0 (the array form's spread quotient)."""
+    expected = oracle("grad", lambda torch: _mean_grad(torch)[:3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _mean_grad(gradgen)
+    np.testing.assert_array_equal(got[:3], expected)
+    assert np.all(got == got[0])

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import get_default_dtype
+from ..dtypes import HAS_BFLOAT16, get_default_dtype
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import _along, _check_broadcast, _reduction_dims, _silently, _wrap_dim
 
@@ -69,12 +69,30 @@ def _dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     return wrapped if ndim else None
 
 
+# Half precision (float16; ml_dtypes' bfloat16 when installed) is summed in float32
+# and rounded once, as PyTorch's reductions accumulate it (numpy's own float16 sum
+# rounds every partial sum: [60000, 10000, -10000] would be inf, not 60000).
+# (numpy's dtypes of builtin and ml_dtypes' types are singletons: told by identity)
+_FLOAT16 = np.dtype("float16")
+_BFLOAT16 = np.dtype("bfloat16") if HAS_BFLOAT16 else _FLOAT16
+
+
+def _in_float32(total: Any, target: Any) -> Any:
+    """A float32 sum (or mean) of half-precision values, in their dtype."""
+    with np.errstate(over="ignore"):
+        return total.astype(target)
+
+
 def reduce_sum(
     self: np.ndarray, dim: Sequence[int] | None, keepdim: bool, dtype: Any
 ) -> np.ndarray:
     axes = _dims(dim, self.ndim)
+    reduced = _reduced_dtype(self, dtype)
+    if reduced is _FLOAT16 or reduced is _BFLOAT16:
+        total = np.add.reduce(self, axis=axes, dtype=np.float32, keepdims=keepdim)  # type: ignore[call-overload]
+        return _in_float32(total, reduced)
     # np.sum on an ndarray is this reduction behind two Python-level wrappers.
-    return np.add.reduce(self, axis=axes, dtype=_reduced_dtype(self, dtype), keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
+    return np.add.reduce(self, axis=axes, dtype=reduced, keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
 
 
 def reduce_mean(
@@ -101,6 +119,9 @@ def reduce_mean(
     count = self.size if axes is None else math.prod(self.shape[a] for a in axes)
     # np.mean's arithmetic (a sum in `target`, divided by the count), without its
     # Python-level wrappers; an empty reduction is nan, as PyTorch's.
+    if (target is _FLOAT16 or target is _BFLOAT16) and count:
+        total = np.add.reduce(self, axis=axes, dtype=np.float32, keepdims=keepdim)  # type: ignore[call-overload]
+        return _in_float32(np.true_divide(total, count, dtype=np.float32), target)
     total = np.add.reduce(self, axis=axes, dtype=target, keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
     if count:
         return np.true_divide(total, count, dtype=target)

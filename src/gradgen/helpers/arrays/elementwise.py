@@ -175,7 +175,6 @@ def div(self: Any, other: Any, rounding_mode: str | None = None) -> np.ndarray:
         and other.__class__ in _REAL_NUMBERS
         and self.dtype is self.base.dtype
         and rounding_mode is None
-        and (self.dtype is not FLOAT16 or -FLOAT16_LIMIT < other < FLOAT16_LIMIT)
     ):
         # A number spread over a shape in its own dtype (mean's backward: the seed
         # expanded, then divided by numel): every element's quotient is the number's,
@@ -207,7 +206,13 @@ def _spread_quotient(spread: np.ndarray, divisor: int | float) -> np.ndarray:
         return as_array(np.true_divide(spread, divisor))
     # numpy's scalar division: np.true_divide's quotient (the same loop arithmetic
     # in the number's dtype, NEP 50), without the ufunc call.
-    quotient = number / divisor
+    if number.dtype is FLOAT16 and not -FLOAT16_LIMIT < divisor < FLOAT16_LIMIT:
+        # float16 cannot hold the divisor: float32 arithmetic, rounded to float16
+        # (PyTorch's for half precision; `promoted`).
+        with np.errstate(over="ignore"):
+            quotient = np.float16(np.float32(number) / np.float32(divisor))
+    else:
+        quotient = number / divisor
     # (read-only: a numpy scalar lends its buffer read-only)
     result: np.ndarray = np.ndarray(
         spread.shape, spread.dtype, quotient, 0, spread.strides
