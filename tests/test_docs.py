@@ -646,6 +646,7 @@ RUNTIME_SOURCES = [
         "utils/checkpoint_debug.py",
         "autograd/functional.py",
         "func/eager_transforms.py",
+        "func/jacobians.py",
         "func/vmap.py",
         "func/autograd_function.py",
         "func/batching.py",

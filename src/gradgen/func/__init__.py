@@ -7,13 +7,11 @@ from .eager_transforms import (
     functionalize as functionalize,
     grad as grad,
     grad_and_value as grad_and_value,
-    hessian as hessian,
-    jacfwd as jacfwd,
-    jacrev as jacrev,
     jvp as jvp,
     linearize as linearize,
     vjp as vjp,
 )
+from .jacobians import hessian as hessian, jacfwd as jacfwd, jacrev as jacrev
 from .functional_call import (
     functional_call as functional_call,
     replace_all_batch_norm_modules_ as replace_all_batch_norm_modules_,
