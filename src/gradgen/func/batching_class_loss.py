@@ -40,7 +40,52 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _INT64 = np.dtype(np.int64)
 
 
-class PerExampleClassCrossEntropyBackward(Node):
+class LogSoftmaxLossBackward(Node):
+    """What the per-example cross-entropy nodes share (this one, and
+    batching_composites' against class probabilities): the logits `x_` and the
+    `target_` saved, the log-probabilities kept from the forward for the array form
+    (None once released), and the last steps of both forms."""
+
+    __slots__ = ("x_", "target_", "log_probabilities")
+    _has_array_form = True
+
+    def __init__(self, x: Saved, target: Saved, log_probabilities: np.ndarray) -> None:
+        Node.__init__(self)
+        self.x_: Saved = x
+        self.target_: Saved = target
+        self.log_probabilities: np.ndarray | None = log_probabilities
+
+    def release_variables(self) -> None:
+        self.x_ = self.target_ = RELEASED
+        self.log_probabilities = None
+
+    def _array_grad(self, grads: list[Any]) -> np.ndarray | None:
+        """The gradient when the array form applies (an ndarray in the kept
+        log-probabilities' dtype, before they are released), else None."""
+        grad = grads[0]
+        log_probabilities = self.log_probabilities
+        if (
+            grad is None
+            or grad.__class__ is not np.ndarray
+            or log_probabilities is None
+            or grad.dtype is not log_probabilities.dtype
+        ):
+            return None
+        return grad
+
+    @staticmethod
+    def _log_softmax_backward(grad: Tensor, x: Tensor, dim: int) -> list[Tensor | None]:
+        """The tensor form's last step: log_softmax's backward, its values
+        recomputed from `x` (so that their path to `x` is differentiated too)."""
+        log_probabilities = HANDLES["_log_softmax"].call(x, dim, False)
+        return [
+            HANDLES["_log_softmax_backward_data"].call(
+                grad, log_probabilities, dim, x.dtype
+            )
+        ]
+
+
+class PerExampleClassCrossEntropyBackward(LogSoftmaxLossBackward):
     """Backward of each example's cross entropy of one row of logits `x` (b, C) or
     (b, 1, C) against its class index: the division by the example's count of
     targets not ignored (`mean`), nll_loss's backward over the (b, C) rows, and
@@ -48,16 +93,7 @@ class PerExampleClassCrossEntropyBackward(Node):
     the forward; the tensor form (a graph of the backward) recomputes them from
     `x`, so that their path to `x` is differentiated too."""
 
-    __slots__ = (
-        "x_",
-        "target_",
-        "log_probabilities",
-        "total",
-        "mean",
-        "ignore_index",
-        "counted",
-    )
-    _has_array_form = True
+    __slots__ = ("total", "mean", "ignore_index", "counted")
 
     def __init__(
         self,
@@ -69,18 +105,11 @@ class PerExampleClassCrossEntropyBackward(Node):
         ignore_index: int,
         counted: bool,
     ) -> None:
-        Node.__init__(self)
-        self.x_: Saved = x
-        self.target_: Saved = target
-        self.log_probabilities: np.ndarray | None = log_probabilities
+        LogSoftmaxLossBackward.__init__(self, x, target, log_probabilities)
         self.total: np.ndarray = total
         self.mean = mean
         self.ignore_index = ignore_index
         self.counted = counted  # every target counts (none ignored): weights of 1
-
-    def release_variables(self) -> None:
-        self.x_ = self.target_ = RELEASED
-        self.log_probabilities = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         grad = grads[0]
@@ -102,21 +131,12 @@ class PerExampleClassCrossEntropyBackward(Node):
             self.ignore_index,
             zero,
         )
-        log_probabilities = HANDLES["_log_softmax"].call(x, dim, False)
-        result = HANDLES["_log_softmax_backward_data"].call(
-            ops.reshape(grad, list(x.shape)), log_probabilities, dim, x.dtype
-        )
-        return [result]
+        return self._log_softmax_backward(ops.reshape(grad, list(x.shape)), x, dim)
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        grad = grads[0]
+        grad = self._array_grad(grads)
         log_probabilities = self.log_probabilities
-        if (
-            grad is None
-            or grad.__class__ is not np.ndarray
-            or log_probabilities is None
-            or grad.dtype is not log_probabilities.dtype
-        ):
+        if grad is None or log_probabilities is None:
             return None
         target = unpack_saved(self.target_, self)._data
         dtype = log_probabilities.dtype

@@ -37,9 +37,7 @@ from ..dispatch import forward_ad_levels
 from ..dtypes import Reduction
 from ..grad_mode import _state as _grad_mode_state
 from ..graph import (
-    RELEASED,
     SAVED_TENSORS_HOOKS,
-    Node,
     Saved,
     SavedVariable,
     OPEN_HOOKS,
@@ -48,7 +46,7 @@ from ..graph import (
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
 from .batching import HANDLES, BatchedTensor, call_plain
-from .batching_class_loss import batched_class_cross_entropy
+from .batching_class_loss import LogSoftmaxLossBackward, batched_class_cross_entropy
 from .batching_linear import linear_node
 
 
@@ -68,7 +66,7 @@ def batched_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Any:
     return NotImplemented if result is None else BatchedTensor(result, level)
 
 
-class PerExampleCrossEntropyBackward(Node):
+class PerExampleCrossEntropyBackward(LogSoftmaxLossBackward):
     """Backward of the per-example cross entropy of logits `x` (b, ...) against
     class probabilities `target` (same shape), over class axis `dim` of the values:
     ``-sum(target * log_softmax(x))``, times `scale` for the mean (None: the sum).
@@ -77,8 +75,7 @@ class PerExampleCrossEntropyBackward(Node):
     `x` is differentiated too (and raises PyTorch's in-place error if `x` changed
     in place since, where the operators' nodes would have used the saved values)."""
 
-    __slots__ = ("x_", "target_", "log_probabilities", "dim", "scale", "sizes")
-    _has_array_form = True
+    __slots__ = ("dim", "scale", "sizes")
 
     def __init__(
         self,
@@ -89,17 +86,10 @@ class PerExampleCrossEntropyBackward(Node):
         scale: float | None,
         sizes: tuple[int, ...],
     ) -> None:
-        Node.__init__(self)
-        self.x_: Saved = x
-        self.target_: Saved = target
-        self.log_probabilities: np.ndarray | None = log_probabilities
+        LogSoftmaxLossBackward.__init__(self, x, target, log_probabilities)
         self.dim = dim
         self.scale = scale
         self.sizes = sizes
-
-    def release_variables(self) -> None:
-        self.x_ = self.target_ = RELEASED
-        self.log_probabilities = None
 
     def _summed_dims(self) -> list[int]:
         return list(range(1, len(self.sizes)))
@@ -116,21 +106,12 @@ class PerExampleCrossEntropyBackward(Node):
             grad = HANDLES["unsqueeze"].call(grad, dim)
         grad = HANDLES["expand"].call(grad, list(self.sizes), False)
         grad = HANDLES["mul.Tensor"].call(grad, target)  # mul's, to log_softmax
-        log_probabilities = HANDLES["_log_softmax"].call(x, self.dim, False)
-        result = HANDLES["_log_softmax_backward_data"].call(
-            grad, log_probabilities, self.dim, x.dtype
-        )
-        return [result]
+        return self._log_softmax_backward(grad, x, self.dim)
 
     def apply_arrays(self, grads: list[Any]) -> list[Any] | None:
-        grad = grads[0]
+        grad = self._array_grad(grads)
         log_probabilities = self.log_probabilities
-        if (
-            grad is None
-            or grad.__class__ is not np.ndarray
-            or log_probabilities is None
-            or grad.dtype is not log_probabilities.dtype
-        ):
+        if grad is None or log_probabilities is None:
             return None
         # (`x` is not read: as the operators' nodes, which save the
         # log-probabilities and not the logits, a later in-place change of the
