@@ -330,6 +330,18 @@ class _NoOpInliner(ast.NodeTransformer):
         return node
 
 
+def _argument_of(node: ast.expr, method: str) -> ast.expr:
+    """x for `helpers.METHOD(x)` (a call of `method` with one argument), else node."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method
+        and len(node.args) == 1
+    ):
+        return node.args[0]
+    return node
+
+
 def _inline_no_op(
     call: ast.Call, name: str, args: list[ast.expr], keywords: list[ast.keyword]
 ) -> ast.expr:
@@ -342,14 +354,8 @@ def _inline_no_op(
         return call
     first, second = args
     if name == "maybe_multiply":
-        scalar = second
-        if (
-            isinstance(scalar, ast.Call)
-            and isinstance(scalar.func, ast.Attribute)
-            and scalar.func.attr == "scalar_conj"
-            and len(scalar.args) == 1
-        ):
-            scalar = scalar.args[0]  # (a number's conjugate is 1 when it is 1)
+        # (a number's conjugate is 1 when it is 1)
+        scalar = _argument_of(second, "scalar_conj")
         if isinstance(scalar, (ast.Name, ast.Constant)):
             one = ast.Compare(left=scalar, ops=[ast.Eq()], comparators=[_constant(1)])
             return ast.IfExp(test=one, body=first, orelse=call)
@@ -363,14 +369,8 @@ def _inline_no_op(
                 body=_inline_no_op(body, name, [first, second.body], []),
                 orelse=_inline_no_op(orelse, name, [first, second.orelse], []),
             )
-        array = second
-        if (
-            isinstance(array, ast.Call)
-            and isinstance(array.func, ast.Attribute)
-            and array.func.attr == "neg"
-            and len(array.args) == 1
-        ):
-            array = array.args[0]  # (a negated array is complex when it is)
+        # (a negated array is complex when it is)
+        array = _argument_of(second, "neg")
         if isinstance(array, ast.Name):
             real = ast.BoolOp(
                 op=ast.Or(),
