@@ -12,7 +12,7 @@ import pytest
 
 import gradgen
 from torch_compare import same_error
-from torch_oracle import oracle
+from torch_oracle import oracle, outcome
 
 
 def _describe(t: Any) -> tuple[str, list[Any], list[int], bool, bool]:
@@ -205,3 +205,54 @@ def test_no_warning_from_the_everyday_calls() -> None:
         warnings.simplefilter("error")
         gradgen.FloatTensor([1.0]).type()
         format(gradgen.tensor(1.0), ".1f")
+
+
+# -- NestedIOFunction -----------------------------------------------------------------
+
+
+def _nested(lib: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return lib.autograd.function.NestedIOFunction()
+
+
+def test_nested_io_function_is_importable_as_in_pytorch() -> None:
+    def where(lib: Any) -> Any:
+        base = lib.autograd.function.NestedIOFunction
+        return [
+            base is lib.autograd.NestedIOFunction,
+            issubclass(base, lib.autograd.Function),
+            "NestedIOFunction" in lib.autograd.function.__all__,
+        ]
+
+    assert where(gradgen) == oracle("importable", where)
+
+
+def test_nested_io_function_bookkeeping_as_pytorch() -> None:
+    def run(lib: Any) -> Any:
+        fn, x, y = _nested(lib), lib.ones(2), lib.zeros(3)
+        fn.save_for_backward(x, (y, [x, None]))
+        fn.mark_dirty(x, other=y)
+        fn.mark_non_differentiable([y, (x,)])
+        return [
+            [t.tolist() for t in fn.to_save],
+            [t.tolist() for t in fn.dirty_tensors],
+            [t.tolist() for t in fn.non_differentiable],
+        ]
+
+    assert run(gradgen) == oracle("bookkeeping", run)
+
+
+def test_nested_io_function_errors_as_pytorch() -> None:
+    same_error(lambda lib: _nested(lib)(lib.ones(2)))  # PyTorch 2.x cannot call it
+    same_error(lambda lib: _nested(lib).save_for_backward(lib.ones(2), 3))
+
+
+@pytest.mark.parametrize("method", ["forward_extended", "backward_extended"])
+def test_nested_io_function_user_methods_must_be_written(method: str) -> None:
+    def run(lib: Any) -> Any:
+        return outcome(lambda: getattr(_nested(lib), method)(lib.ones(2)))
+
+    theirs, mine = oracle("unwritten", run), run(gradgen)
+    assert (type(mine), str(mine)) == (type(theirs), str(theirs))
+    assert isinstance(mine, NotImplementedError)

@@ -37,6 +37,7 @@ from ..grad_mode import (
 from .function import (
     Function as Function,
     FunctionCtx as FunctionCtx,
+    NestedIOFunction as NestedIOFunction,
     once_differentiable as once_differentiable,
 )
 from .gradcheck import (

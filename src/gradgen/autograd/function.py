@@ -58,6 +58,7 @@ __all__ = [
     "FunctionCtx",
     "FunctionMeta",
     "InplaceFunction",
+    "NestedIOFunction",
     "once_differentiable",
 ]
 
@@ -384,6 +385,61 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
+
+
+NESTED_IO_CALL_ERROR = "'super' object has no attribute '_do_forward'"
+
+
+def _nested_tensors(value: Any) -> list[Tensor]:
+    """The Tensors of nested tuples and lists, in order (None skipped), as the legacy
+    NestedIOFunction collects them; any other object is refused by PyTorch's text."""
+    if isinstance(value, Tensor):
+        return [value]
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [tensor for item in value for tensor in _nested_tensors(item)]
+    raise ValueError(
+        "Auto nesting doesn't know how to process an input object of type "
+        f"{type(value).__name__}. Accepted types: Tensors, or lists/tuples of them"
+    )
+
+
+class NestedIOFunction(Function):
+    """Kept for compatibility, as in PyTorch: the legacy Function whose
+    ``forward_extended``/``backward_extended`` take nested tuples of Tensors. PyTorch
+    2.x can no longer call one (its base class lost the legacy call path), so calling
+    an instance raises PyTorch's AttributeError; write a `Function` with static
+    ``forward`` and ``backward`` instead. The bookkeeping methods work as PyTorch's."""
+
+    to_save: tuple[Tensor, ...] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AttributeError(NESTED_IO_CALL_ERROR)
+
+    def save_for_backward(self, *args: Any) -> None:
+        """Keep `args` (nested tuples and lists of Tensors) for ``saved_tensors``."""
+        self.to_save = tuple(_nested_tensors(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self) -> Any:
+        """What ``save_for_backward`` was given, nested as it was given."""
+        return self._to_save_nested
+
+    def mark_dirty(self, *args: Any, **kwargs: Any) -> None:
+        self.dirty_tensors = tuple(_nested_tensors((args, tuple(kwargs.values()))))
+
+    def mark_non_differentiable(self, *args: Any, **kwargs: Any) -> None:
+        self.non_differentiable = tuple(_nested_tensors((args, tuple(kwargs.values()))))
+
+    def forward_extended(self, *input: Any) -> Any:
+        """The user's forward, on nested Tensors."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output: Any) -> Any:
+        """The user's backward, on nested gradients."""
+        raise NotImplementedError
 
 
 # -- Function.apply -------------------------------------------------------------------
