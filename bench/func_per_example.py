@@ -15,7 +15,10 @@ time (on a shared machine a run of a few ms is often preempted; its CPU time is 
   transform can beat), and its per-example weight-gradient writes alone (the
   256 x 25856 values every per-example method must write; both write them as
   gradgen's bmm does, by BLAS over a contraction of 2, two examples per product,
-  numpy's fastest way (an odd batch: one per product, padded by zeros));
+  numpy's fastest way (an odd batch: one per product, padded by zeros)), and
+  `fill` of as many fresh values (the machine's store bandwidth: a floor no method
+  that returns the per-example gradients can go below; on a machine whose memory is
+  slow next to its arithmetic, it alone can be a large part of the 2x budget);
 - torch.func's vmap(grad) and torch's batched backward, when torch is installed:
   torch is imported and its rows timed after the others (in rounds of their own),
   as merely importing torch makes numpy's large writes in this process 5-10% slower
@@ -196,9 +199,19 @@ def _numpy_rows(
     def writes() -> Any:
         return [_outer_products(a, b) for a, b in zip(left, right)]
 
+    def fills() -> Any:
+        arrays = [
+            np.empty((len(x), a.shape[1], b.shape[1]), x.dtype)
+            for a, b in zip(left, right)
+        ]
+        for array in arrays:
+            array.fill(1.0)
+        return arrays
+
     return [
         ("numpy by hand: per-example gradients", lambda: _by_hand(params, x, target)),
         ("numpy: the weight-gradient writes alone", writes),
+        ("numpy: filling as many values (store floor)", fills),
     ]
 
 
@@ -258,6 +271,8 @@ def main() -> None:
     for top, bottom in (
         ("gradgen vmap(grad)", "gradgen one batched backward"),
         ("numpy by hand: per-example gradients", "gradgen one batched backward"),
+        ("numpy: the weight-gradient writes alone", "gradgen one batched backward"),
+        ("numpy: filling as many values (store floor)", "gradgen one batched backward"),
         ("torch.func vmap(grad)", "torch one batched backward"),
     ):
         if top in timing:
