@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 
 import gradgen
-from gradgen import engine, engine_tree
+from gradgen import engine
 from gradgen.autograd.graph import saved_tensors_hooks
 from gradgen.generated import functions
 from gradgen.helpers import arrays
 from gradgen.helpers.arrays import tensor_forms_only
 from gradgen.tensor import Tensor
+
+from engine_spies import accumulated_arrays
 
 DTYPES = ["float16", "float32", "float64"]
 # Values whose squares and products round, overflow, or are signed zeros and NaN.
@@ -349,18 +351,8 @@ def test_a_post_accumulate_hook_runs_once_after_the_sum() -> None:
 def test_a_leaf_reached_at_once_takes_over_the_fresh_gradient() -> None:
     x = leaf(np.ones(4))
     w = gradgen.tensor(np.arange(4.0))
-    seen: list[int] = []
-    original = engine._accumulate_array
-
-    def spy(node: Any, inputs: Any) -> bool:
-        seen.append(id(inputs[0]))
-        return original(node, inputs)
-
-    engine._accumulate_array = engine_tree._accumulate_array = spy
-    try:
+    with accumulated_arrays() as seen:
         (x * w).sum().backward()
-    finally:
-        engine._accumulate_array = engine_tree._accumulate_array = original
     assert x.grad is not None
     assert seen == [id(x.grad._data)]  # no copy of the product
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 2.0, 3.0])

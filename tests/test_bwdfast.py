@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 
 import gradgen
-from gradgen import engine, engine_tree
+from gradgen import engine
 from gradgen.autograd import Function
 from gradgen.graph import Node
 from gradgen.helpers.arrays import tensor_forms_only
 from gradgen.tensor import Tensor
+
+from engine_spies import accumulated_arrays
 
 
 def leaf(values: Any) -> Tensor:
@@ -34,18 +36,8 @@ def test_a_chain_of_array_forms_gives_the_hand_gradient() -> None:
 def test_the_leaf_takes_over_a_fresh_gradient_without_a_copy() -> None:
     x = leaf(np.ones((3, 4)))
     w = gradgen.tensor(np.full((4, 2), 2.0))
-    seen: list[int] = []
-    original = engine._accumulate_array
-
-    def spy(node: Any, inputs: Any) -> bool:
-        seen.append(id(inputs[0]))
-        return original(node, inputs)
-
-    engine._accumulate_array = engine_tree._accumulate_array = spy
-    try:
+    with accumulated_arrays() as seen:
         gradgen.matmul(x, w).sum().backward()
-    finally:
-        engine._accumulate_array = engine_tree._accumulate_array = original
     assert x.grad is not None
     assert seen == [id(x.grad._data)]  # the array mm made became .grad
     np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 4), 4.0))
