@@ -269,9 +269,10 @@ def _run_batched(
             for a, d in zip(flat_args, dims)
         ]
         pieces.append(_batched(func, length, dims, chunk, spec, kwargs, randomness))
+    # (an unbatched output's value is repeated along its chunk: joined, the batch's)
     values = [
-        ops.cat([p[0][i] for p in pieces], 0) if pieces[0][1][i] else pieces[0][0][i]
-        for i in range(len(pieces[0][0]))
+        ops.cat([p[0][i] for p in pieces], 0) if isinstance(v, Tensor) else v
+        for i, v in enumerate(pieces[0][0])
     ]
     return values, pieces[0][1], pieces[0][2]
 
