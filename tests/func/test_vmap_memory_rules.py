@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gradgen
-from gradgen.func import grad, vjp, vmap
+from gradgen.func import batching, grad, vjp, vmap
 from torch_oracle import oracle
 
 from .common import assert_same, errors, plain
@@ -31,7 +31,9 @@ POWERS = (0.0, 1.0, 2.0, 3.0, 0.5, float("inf"))
 
 
 def _batched(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """vmap(function)(*args) with the fallback's warning an error."""
+    """vmap(function)(*args) with the fallback's warning an error (warned or not
+    before)."""
+    batching._warned.clear()
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="vmap: .* has no batching rule")
         return vmap(function, **kwargs)(*args)

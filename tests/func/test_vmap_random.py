@@ -20,7 +20,7 @@ import pytest
 
 import gradgen
 import gradgen.nn.functional as F
-from gradgen.func import grad, vmap
+from gradgen.func import batching, grad, vmap
 from gradgen.func.batching import HANDLES
 from gradgen.func.randomness import Randomness
 from gradgen.func.vmap import _check_in_dims, _per_example
@@ -175,6 +175,7 @@ def test_batched_draws_equal_the_loop(name: str, mode: str) -> None:
     looped = _arrays(_loop(function, mode, *[i.clone() for i in inputs]))
     after_loop = gradgen.rand(3).numpy()  # the generator ends where the loop left it
     gradgen.manual_seed(5)
+    batching._warned.clear()  # the fallback warns once per operator
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="vmap: .* has no batching rule")
         batched = _arrays(vmap(function, randomness=mode)(*[i.clone() for i in inputs]))
@@ -251,6 +252,7 @@ def test_per_example_gradients_through_dropout(mode: str) -> None:
     x = gradgen.tensor(rng.uniform(0.5, 1.5, (B, 20)))
     per_example = vmap(grad(_dropout_loss), in_dims=(None, 0), randomness=mode)
     gradgen.manual_seed(9)
+    batching._warned.clear()  # the fallback warns once per operator
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="vmap: .* has no batching rule")
         grads = per_example(w, x).numpy()
