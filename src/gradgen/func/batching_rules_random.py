@@ -56,7 +56,7 @@ INPLACE_DIFFERENT_ERROR = (
 def _state(level: int, args: tuple[Any, ...], tensors: int) -> Randomness | None:
     """The level's Randomness, when the rule takes the call: a vmap's level, and no
     argument after the first `tensors` batched. 'error' raises torch.func's message."""
-    state = randomness_at(level)
+    state: Randomness | None = randomness_at(level)
     if state is None or any(isinstance(a, BatchedTensor) for a in args[tensors:]):
         return None
     if state.mode == "error":

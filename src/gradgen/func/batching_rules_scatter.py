@@ -48,7 +48,7 @@ INPLACE_ERROR = (
 
 def _expanded(x: Tensor, level: int, full: list[int]) -> Tensor:
     """`x`'s value (batched or not) expanded to the batch shape `full`."""
-    value = pad(x._value, x.dim(), len(full) - 1) if is_batched(x, level) else x
+    value = pad(unwrap(x, level), x.dim(), len(full) - 1) if is_batched(x, level) else x
     expanded: Tensor = call_plain(HANDLES["expand"], value, full, False)
     return expanded
 
