@@ -146,13 +146,13 @@ def test_per_example_gradients_of_an_mlp_run_without_the_fallback() -> None:
 
 
 def test_the_fallback_warns_once_naming_the_operator_and_stays_correct() -> None:
-    # _pdist_forward's kernel takes one matrix (batching_rules.LOOPED says why).
-    def distances(a: Any) -> Any:
-        return gradgen.pdist(a.reshape(2, -1)) * a
+    # histc keeps the loop (batching_rules.LOOPED says why).
+    def counts(a: Any) -> Any:
+        return gradgen.histc(a.reshape(-1), 4, -2.0, 2.0) * a.sum()
 
-    found = _fallbacks(lambda: vmap(distances)(M))
-    assert found == [batching.FALLBACK_WARNING.format(name="_pdist_forward")]
-    assert np.allclose(vmap(distances)(M).numpy(), _loop(distances, M).numpy())
+    found = _fallbacks(lambda: vmap(counts)(M))
+    assert found == [batching.FALLBACK_WARNING.format(name="histc")]
+    assert np.allclose(vmap(counts)(M).numpy(), _loop(counts, M).numpy())
 
 
 TARGETS = gradgen.tensor([[0, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]])

@@ -128,8 +128,9 @@ LINES: dict[str, Line] = {
 def _rrelu(lib: Any, a: Any, training: bool) -> Any:
     """rrelu_with_noise with a fixed noise: in training the kernel draws the slopes into
     it (random: only the relation out = a * noise is checked, through the backward);
-    otherwise leaky_relu with the mean slope."""
-    noise = lib.ones(a.shape, dtype=lib.float64)
+    otherwise leaky_relu with the mean slope. The noise is made from `a` (batched
+    under vmap as `a` is, as each example's own noise)."""
+    noise = a.detach() * 0.0 + 1.0
     out = _f("rrelu_with_noise")(lib)(a, noise, 0.1, 0.3, training)
     if training:
         return out - a * noise  # zero, with the gradient of the backward's noise

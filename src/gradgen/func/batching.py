@@ -142,35 +142,47 @@ class BatchedTensor(Tensor):
 class _Levels(threading.local):
     def __init__(self) -> None:
         self.sizes: dict[int, int] = {}
+        self.randomness: dict[int, Any] = {}
         self.next = 1
+        self.looping = 0  # fallbacks running per example
 
 
 _levels = _Levels()
 
 
 class vmap_level:
-    """Open a vmap level over a batch of `size` (``with vmap_level(size) as level:``)."""
+    """Open a vmap level over a batch of `size` (``with vmap_level(size) as level:``);
+    `randomness` is its vmap's (func/randomness.py), which the random operators'
+    rules read."""
 
-    __slots__ = ("_size", "_level")
+    __slots__ = ("_size", "_level", "_randomness")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, randomness: Any = None) -> None:
         self._size = size
+        self._randomness = randomness
 
     def __enter__(self) -> int:
         level = self._level = _levels.next
         _levels.next += 1
         _levels.sizes[level] = self._size
+        _levels.randomness[level] = self._randomness
         enter_batched()
         return level
 
     def __exit__(self, *exc_info: object) -> None:
         exit_batched()
         del _levels.sizes[self._level]
+        del _levels.randomness[self._level]
         _levels.next -= 1
 
 
 def batch_size(level: int) -> int:
     return _levels.sizes[level]
+
+
+def randomness_at(level: int) -> Any:
+    """The Randomness of the vmap that opened `level` (None: not a vmap's)."""
+    return _levels.randomness.get(level)
 
 
 def innermost_level() -> int | None:
@@ -333,10 +345,14 @@ def fallback(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         )
     if mutates_self(handle) and not is_batched(args[0], level):
         inplace_error(args[0], level)
-    results = [
-        handle.call(*slice_example(args, level, index))
-        for index in range(batch_size(level))
-    ]
+    _levels.looping += 1  # its calls are per example: not at a level (`_drawing`)
+    try:
+        results = [
+            handle.call(*slice_example(args, level, index))
+            for index in range(batch_size(level))
+        ]
+    finally:
+        _levels.looping -= 1
     if mutates_self(handle):
         return args[0]
     return _stack(results, level, handle.name)
@@ -371,10 +387,40 @@ def _kernel(handle: OperatorHandle, rule: Rule | None) -> Callable[..., Any]:
     return batched
 
 
-def install(rules: dict[str, Rule]) -> None:
-    """Register the Batched kernel of every operator (its rule, or the fallback)."""
+def _drawing(handle: OperatorHandle, rule: Rule) -> Callable[..., Any]:
+    """The kernel of a random operator: its rule runs for a call without batched
+    arguments too (at the innermost level, whose randomness decides whether the draw
+    is repeated along the batch), except inside a fallback's per-example calls."""
+
+    def batched(keys: int, *args: Any) -> Any:
+        level = top_level(args)
+        if level is None:
+            if not _levels.sizes or _levels.looping:
+                return redispatch(handle, keys & ~BATCHED_KEYSET, *args)
+            level = max(_levels.sizes)
+        result = rule(handle, level, args)
+        if result is not NotImplemented:
+            return result
+        if not _any_batched(args, level):
+            return redispatch(handle, keys & ~BATCHED_KEYSET, *args)
+        return fallback(handle, level, args)
+
+    return batched
+
+
+def _any_batched(args: Sequence[Any], level: int) -> bool:
+    return any(is_batched(a, level) for a in args)
+
+
+def install(rules: dict[str, Rule], drawing: frozenset[str] = frozenset()) -> None:
+    """Register the Batched kernel of every operator (its rule, or the fallback);
+    the operators in `drawing` draw random numbers (`_drawing`)."""
     for name, handle in HANDLES.items():
-        handle.register(DispatchKey.Batched, _kernel(handle, rules.get(name)))
+        rule = rules.get(name)
+        if name in drawing and rule is not None:
+            handle.register(DispatchKey.Batched, _drawing(handle, rule))
+        else:
+            handle.register(DispatchKey.Batched, _kernel(handle, rule))
 
 
 def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:

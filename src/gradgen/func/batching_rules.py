@@ -29,7 +29,10 @@ by operator name, is built from it. The kinds:
   are in batching_rules_nn.py (convolution by groups, batch and group norm by
   channels), batching_rules_index.py (index, index_put, take, put, whole-tensor
   reductions), batching_rules_more.py (row and class losses, fused RNN cells, renorm, ...) and
-  batching_rules_linalg.py (the solves whose arguments broadcast their batch dims).
+  batching_rules_linalg.py (the solves whose arguments broadcast their batch dims)
+  and batching_rules_random.py (the random operators, as vmap's `randomness` asks),
+  batching_rules_scatter.py (masked_scatter), batching_rules_strided.py
+  (as_strided, as torch.func reads its offsets).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
@@ -65,6 +68,9 @@ from .batching_rules_index import ADD_PRODUCTS, INDEX_CUSTOM, offsets
 from .batching_rules_linalg import LINALG_CUSTOM
 from .batching_rules_more import MORE_CUSTOM
 from .batching_rules_nn import NN_CUSTOM, leading
+from .batching_rules_random import DRAWING, RANDOM_CUSTOM
+from .batching_rules_scatter import SCATTER_CUSTOM
+from .batching_rules_strided import STRIDED_CUSTOM
 from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
 
 # -- pointwise ---------------------------------------------------------------------------
@@ -666,6 +672,9 @@ CUSTOM: dict[str, Rule] = {
     **INDEX_CUSTOM,
     **MORE_CUSTOM,
     **LINALG_CUSTOM,
+    **RANDOM_CUSTOM,
+    **SCATTER_CUSTOM,
+    **STRIDED_CUSTOM,
     "diag_embed": functools.partial(dims, extra_rank=1),
     "select_scatter": _scatter_dims,
     "diagonal_scatter": _scatter_dims,
@@ -710,10 +719,6 @@ RULES: dict[str, Rule] = _build()
 
 
 _DATA_SIZED = "the output's size depends on each example's values"
-_RANDOM = (
-    "draws random numbers: vmap's randomness= decides per call (the loop gives each "
-    "example its own draw)"
-)
 # The operators that keep the per-example loop, and why (tests/func/test_vmaprules.py
 # checks that this is every operator without a rule).
 LOOPED: dict[str, str] = {
@@ -731,31 +736,12 @@ LOOPED: dict[str, str] = {
             "segment_reduce",
         )
     },
-    "masked_scatter": "each example consumes `source` from its start as far as its "
-    "mask's count, which differs per example",
-    "masked_scatter_": "in place, as masked_scatter: the mask counts differ per example",
     "histc": "with min == max the range is each example's own; the bins of one call "
     "cannot be told apart per example at the range's edges",
     "allclose": "returns a Python bool (data-dependent control flow)",
     "equal": "returns a Python bool (data-dependent control flow)",
-    "as_strided": "sizes and strides address one example's storage; the batch has "
-    "no stride in that storage to add",
-    "as_strided_scatter": "as as_strided: the strides address one example's storage",
-    **{
-        name: _RANDOM
-        for name in (
-            "bernoulli",
-            "bernoulli.p",
-            "poisson",
-            "native_dropout",
-            "rrelu_with_noise",
-            "exponential",
-            "exponential_",
-        )
-    },
-    "_pdist_forward": "the kernel takes one (N, M) matrix; a rule through cdist "
-    "would change its backward (not done)",
-    "_pdist_backward": "as _pdist_forward: the kernel takes one (N, M) matrix",
+    "as_strided_scatter": "writes through one example's sizes and strides into a "
+    "contiguous copy of it (not done: as_strided has a rule)",
 }
 
 
@@ -768,4 +754,4 @@ def operators_without_rule() -> list[str]:
     return sorted(set(HANDLES) - set(RULES))
 
 
-__all__ = ["LOOPED", "RULES", "operators_without_rule", "rule_count"]
+__all__ = ["DRAWING", "LOOPED", "RULES", "operators_without_rule", "rule_count"]

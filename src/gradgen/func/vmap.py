@@ -12,8 +12,10 @@ is passed whole to every call). Two ways run it:
   this is what the batched run must equal, and the tests compare the two.
 
 `randomness` says what random operations do: 'error' refuses them, 'different' draws
-per example, 'same' draws once for the whole batch (the generator is rewound before
-every example).
+per example, 'same' draws once for the whole batch. The random operators' batching
+rules draw for the whole batch as the mode asks (batching_rules_random.py); any other
+draw runs the function per example (the generator rewound before every example for
+'same').
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..generated import ops
 from ..tensor import Tensor
 from . import batching, batching_composites
 from .randomness import Randomness as _Randomness
-from .batching_rules import RULES
+from .batching_rules import DRAWING, RULES
 from .pytree import (
     TreeSpec,
     broadcast_prefix_of_spec,
@@ -185,10 +187,11 @@ def _batched(
     flat_args: list[Any],
     spec: Any,
     kwargs: dict[str, Any],
+    randomness: _Randomness,
 ) -> tuple[list[Any], list[bool], Any]:
     """Run `func` once on BatchedTensors: its flat outputs as values with the batch
     first (whether each was batched), and the output structure."""
-    with batching.vmap_level(batch_size) as level:
+    with batching.vmap_level(batch_size, randomness) as level:
         inputs = [
             a if d is None else batching.BatchedTensor(_batch_first(a, d), level)
             for a, d in zip(flat_args, dims)
@@ -250,21 +253,26 @@ def _run_batched(
     spec: Any,
     kwargs: dict[str, Any],
     chunk_size: int | None,
+    randomness: _Randomness,
 ) -> tuple[list[Any], list[bool], Any]:
-    """`_batched` over chunks of `chunk_size` examples, concatenated."""
+    """`_batched` over chunks of `chunk_size` examples, concatenated ('same': every
+    chunk draws from the start, as torch.func's)."""
     if chunk_size is None or chunk_size >= batch_size:
-        return _batched(func, batch_size, dims, flat_args, spec, kwargs)
+        return _batched(func, batch_size, dims, flat_args, spec, kwargs, randomness)
     pieces = []
     for start in range(0, batch_size, chunk_size):
+        if randomness.mode == "same" and not randomness.drew_elsewhere():
+            randomness.rewind()
         length = min(chunk_size, batch_size - start)
         chunk = [
             a if d is None else ops.narrow(a, d, start, length)
             for a, d in zip(flat_args, dims)
         ]
-        pieces.append(_batched(func, length, dims, chunk, spec, kwargs))
+        pieces.append(_batched(func, length, dims, chunk, spec, kwargs, randomness))
+    # (an unbatched output's value is repeated along its chunk: joined, the batch's)
     values = [
-        ops.cat([p[0][i] for p in pieces], 0) if pieces[0][1][i] else pieces[0][0][i]
-        for i in range(len(pieces[0][0]))
+        ops.cat([p[0][i] for p in pieces], 0) if isinstance(v, Tensor) else v
+        for i, v in enumerate(pieces[0][0])
     ]
     return values, pieces[0][1], pieces[0][2]
 
@@ -310,11 +318,12 @@ def vmap(
         batch_size, dims, flat_args, spec = _check_in_dims(func, in_dims, args)
         state = _Randomness(randomness)
         values, batched, out_spec = _run_batched(
-            func, batch_size, dims, flat_args, spec, kwargs, chunk_size
+            func, batch_size, dims, flat_args, spec, kwargs, chunk_size, state
         )
-        if state.drew():
-            # A random draw inside the batched run: 'error' refuses it, and the other
-            # modes run per example, as their draws must be per example or shared.
+        if state.drew_elsewhere():
+            # A random draw inside the batched run that no batching rule made: 'error'
+            # refuses it, and the other modes run per example, as their draws must be
+            # per example or shared.
             state.after_call()
             state.rewind()
             return _per_example(
@@ -344,7 +353,7 @@ def _per_example(
     return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
 
 
-batching.install(RULES)
+batching.install(RULES, DRAWING)
 batching_composites.install()
 _slots.vmap = vmap  # autograd.grad(is_grads_batched=True) runs backward under it
 

@@ -97,25 +97,31 @@ def cdist_backward(
 
 
 def pdist_forward(self: np.ndarray, p: float) -> np.ndarray:
-    """[N, M] -> [N (N - 1) / 2]: the distance of rows i < j, in row-major order."""
-    if self.ndim != 2:
+    """[..., N, M] -> [..., N (N - 1) / 2]: the distance of rows i < j, in row-major
+    order. Dims before the last two are a batch (vmap's rule calls it so; pdist
+    itself takes 2-D only)."""
+    if self.ndim < 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
     _check_float("pdist", "X1", self)
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    rows, cols = np.triu_indices(self.shape[0], 1)
-    return _norms(self[rows] - self[cols], p)
+    rows, cols = np.triu_indices(self.shape[-2], 1)
+    return _norms(self[..., rows, :] - self[..., cols, :], p)
 
 
 def pdist_backward(
     grad: np.ndarray, self: np.ndarray, p: float, pdist: np.ndarray
 ) -> np.ndarray:
     """The gradient of pdist: cdist's of the rows against themselves, with the pair
-    gradients and distances laid out as symmetric matrices."""
-    n = self.shape[0]
+    gradients and distances laid out as symmetric matrices. Leading dims are a
+    batch, broadcast among the three (vmap's rule), the result self's rows for
+    each."""
+    n = self.shape[-2]
+    batch = np.broadcast_shapes(grad.shape[:-1], self.shape[:-2], pdist.shape[:-1])
     rows, cols = np.triu_indices(n, 1)
-    full_grad = np.zeros((n, n), dtype=grad.dtype)
-    full_dist = np.zeros((n, n), dtype=pdist.dtype)
-    full_grad[rows, cols] = full_grad[cols, rows] = grad
-    full_dist[rows, cols] = full_dist[cols, rows] = pdist
-    return cdist_backward(full_grad, self, self, p, full_dist)
+    full_grad = np.zeros(batch + (n, n), dtype=grad.dtype)
+    full_dist = np.zeros(batch + (n, n), dtype=pdist.dtype)
+    full_grad[..., rows, cols] = full_grad[..., cols, rows] = grad
+    full_dist[..., rows, cols] = full_dist[..., cols, rows] = pdist
+    x = np.broadcast_to(self, batch + self.shape[-2:])
+    return cdist_backward(full_grad, x, x, p, full_dist)

@@ -145,8 +145,13 @@ def rrelu(
     times (lower + upper) / 2 (RreluWithNoiseBackward0)."""
     if inplace:
         return _rrelu_in_place(input, lower, upper, training)
-    noise = zeros_like(input.detach())
-    return ops.rrelu_with_noise(input, noise, lower, upper, training)
+    return ops.rrelu_with_noise(input, _noise(input), lower, upper, training)
+
+
+def _noise(input: Tensor) -> Tensor:
+    """rrelu's noise buffer: zeros like `input` (PyTorch's empty_like), made by
+    operators so that under vmap it is batched as the input is."""
+    return ops.zero_(ops.clone(input.detach()))
 
 
 def _rrelu_in_place(
@@ -157,7 +162,7 @@ def _rrelu_in_place(
     rrelu_with_noise_'s backward."""
     if not training:
         return ops.leaky_relu_(input, (lower + upper) / 2)
-    noise = zeros_like(input.detach())
+    noise = _noise(input)
     ops.rrelu_with_noise(input.detach(), noise, lower, upper, training)
     return input.mul_(noise)
 
