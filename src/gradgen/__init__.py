@@ -142,6 +142,7 @@ from . import nn as nn, optim as optim, serialization, utils as utils, viz as vi
 from . import profiler as profiler
 from .serialization import load as load, save as save
 from . import func as func
+from .func import vmap as vmap  # torch.vmap, torch.func.vmap's alias
 from .compile import _dynamo as _dynamo
 from .compile import compile as compile
 

@@ -415,7 +415,21 @@ def repeat_interleave_self_tensor(
     output_size: int | None = None,
 ) -> Tensor:
     """Element (slice) i repeated `repeats[i]` times (a 0-d or 1-element `repeats`
-    repeats every one equally)."""
+    repeats every one equally). The counts go through the repeat_interleave operator
+    (not read from the array), so that under vmap each example takes its own."""
     if repeats.dim() > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    return _repeated_along(self, dim, repeats._data.astype(np.int64).reshape(-1))
+    if dim is None:
+        self, dim = self.flatten(), 0
+    dim = _wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    repeats = repeats.reshape(-1)
+    if repeats.shape[0] == 1 and size != 1:
+        repeats = repeats.expand(size)
+    if repeats.shape[0] != size:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {repeats.shape[0]} and input.size(0) = {size}"
+        )
+    index = ops.repeat_interleave(repeats, output_size=output_size)
+    return self.index_select(dim, index)

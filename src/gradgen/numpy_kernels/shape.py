@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import spelling
-from ._common import _along, _reduction_dims, _wrap_dim
+from ._common import _along, _not_implemented_for, _reduction_dims, _wrap_dim
 
 __all__ = [
     "repeat_interleave_counts",
@@ -501,17 +501,21 @@ def diag_embed(self: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarra
     return result
 
 
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32))
+
+
 def repeat_interleave_counts(
     repeats: np.ndarray, output_size: int | None
 ) -> np.ndarray:
-    """repeat_interleave(repeats): index i repeated repeats[i] times (int64)."""
+    """repeat_interleave(repeats): index i repeated repeats[i] times, in repeats'
+    dtype (int64 or int32, the two PyTorch's CPU kernel is compiled for)."""
     if repeats.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    if repeats.dtype.kind not in "iu":
-        raise RuntimeError("repeats has to be Long or Int tensor")
+    if repeats.dtype not in _INDEX_DTYPES:
+        raise _not_implemented_for("repeat_interleave_cpu", repeats)
     if (repeats < 0).any():
         raise RuntimeError("repeats can not be negative")
-    result = np.repeat(np.arange(repeats.shape[0], dtype=np.int64), repeats)
+    result = np.repeat(np.arange(repeats.shape[0], dtype=repeats.dtype), repeats)
     if output_size is not None and output_size != result.shape[0]:
         raise RuntimeError("allocated size does not match required size")
     return result
