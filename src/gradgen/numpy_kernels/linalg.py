@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
+from ._half import in_float32, is_half
 from ._common import (
     _check_broadcast,
     _common_dtype,
@@ -339,7 +340,7 @@ def trace(self: np.ndarray) -> np.ndarray:
 
 def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
     """linalg.vector_norm's checks of the input and `dtype`; the input converted."""
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {_scalar_type_name(self)}"
@@ -347,7 +348,7 @@ def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
     if dtype is None:
         return self
     wanted = np.dtype(dtype.numpy)
-    if wanted.kind not in "fc":
+    if wanted.kind not in "fcV":
         raise RuntimeError(
             "linalg.vector_norm: dtype should be floating point or complex, but got "
             f"{spelling(wanted).scalar_type}"
@@ -379,6 +380,8 @@ def vector_norm(
     count of non-zeros for 0, the largest (smallest) magnitude for inf (-inf), else
     sum(|x|^ord)^(1/ord). The result is real."""
     self = _check_vector_norm_dtype(self, dtype)
+    if is_half(self):  # in float32, rounded once
+        return in_float32(vector_norm, self, ord, dim, keepdim, None)
     if isinstance(ord, complex):
         raise RuntimeError(
             "linalg.vector_norm: Expected a non-complex scalar as the order of norm."
