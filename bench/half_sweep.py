@@ -120,9 +120,7 @@ CASES: dict[str, Case] = {
     "norm bigvec": unary("bigvec", lambda lib, x: x.norm()),
     "norm1 bigvec": unary("bigvec", lambda lib, x: x.norm(1)),
     "norm3 mixed": unary("mixed4096", lambda lib, x: x.norm(3)),
-    "vector_norm bigvec": unary(
-        "bigvec", lambda lib, x: lib.linalg.vector_norm(x)
-    ),
+    "vector_norm bigvec": unary("bigvec", lambda lib, x: lib.linalg.vector_norm(x)),
     "vector_norm dim": unary(
         "mixed_rows", lambda lib, x: lib.linalg.vector_norm(x, dim=1)
     ),
@@ -141,9 +139,7 @@ CASES: dict[str, Case] = {
     "mm": mats(("a", "b"), lambda lib, a, b: a @ b),
     "matmul vec": mats(("v", "w"), lambda lib, a, b: lib.matmul(a, b)),
     "bmm": mats(("a3", "b3"), lambda lib, a, b: lib.bmm(a, b)),
-    "addmm": mats(
-        ("bias", "a", "b"), lambda lib, c, a, b: lib.addmm(c, a, b)
-    ),
+    "addmm": mats(("bias", "a", "b"), lambda lib, c, a, b: lib.addmm(c, a, b)),
     "linear": mats(
         ("a", "b", "bias"),
         lambda lib, a, b, c: lib.nn.functional.linear(a, b.T, c),
@@ -156,9 +152,7 @@ CASES: dict[str, Case] = {
     "layer_norm": mats(
         ("norm_in",), lambda lib, x: lib.nn.functional.layer_norm(x, (256,))
     ),
-    "group_norm": mats(
-        ("norm_in",), lambda lib, x: lib.nn.functional.group_norm(x, 2)
-    ),
+    "group_norm": mats(("norm_in",), lambda lib, x: lib.nn.functional.group_norm(x, 2)),
     "batch_norm": mats(
         ("norm_in",),
         lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
@@ -173,9 +167,7 @@ CASES: dict[str, Case] = {
     "adaptive_avg_pool2d": mats(
         ("img",), lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x * 1000, 1)
     ),
-    "conv2d": mats(
-        ("img", "wconv"), lambda lib, x, w: lib.nn.functional.conv2d(x, w)
-    ),
+    "conv2d": mats(("img", "wconv"), lambda lib, x, w: lib.nn.functional.conv2d(x, w)),
 }
 
 
@@ -216,6 +208,21 @@ def ulps(got: np.ndarray, expected: np.ndarray) -> float:
     if inf_mismatch.any():
         return float("inf")
     return float(diff.max())
+
+
+def scaled_ulps(got: np.ndarray, expected: np.ndarray) -> float:
+    """The largest difference in ulps of the largest expected magnitude (a result that
+    cancels to near 0 counts by the scale of the whole result, not its own)."""
+    if got.shape != expected.shape:
+        return float("nan")
+    g = got.astype(np.float32).reshape(-1)
+    e = expected.astype(np.float32).reshape(-1)
+    finite = np.isfinite(e) & np.isfinite(g)
+    if not finite.any():
+        return float("nan")
+    top = np.abs(e[finite]).max().astype(expected.dtype)
+    step = float(np.nextafter(top, np.array(np.inf, expected.dtype)) - top)
+    return float(np.abs(g[finite] - e[finite]).max()) / (step or 1.0)
 
 
 def _numpy(lib: Any, tensor: Any) -> np.ndarray:
@@ -265,7 +272,9 @@ def compare(name: str, dtype_name: str, grad: bool) -> tuple[str, str]:
         if e is None or g is None:
             results.append("-" if e is None and g is None else "missing")
             continue
-        results.append(_fmt(ulps(_as_float(g, dtype_name), _as_float(e, dtype_name))))
+        got_, expected_ = _as_float(g, dtype_name), _as_float(e, dtype_name)
+        scaled = scaled_ulps(got_, expected_)
+        results.append(f"{_fmt(ulps(got_, expected_))} ({scaled:.2g})")
     return results[0], results[1]
 
 
@@ -283,7 +292,7 @@ def main() -> None:
     parser.add_argument("--no-grad", action="store_true")
     args = parser.parse_args()
     names = [n for n in CASES if not args.only or any(o in n for o in args.only)]
-    print("| op | dtype | forward ulps | grad ulps |")
+    print("| op | dtype | forward ulps (of max) | grad ulps (of max) |")
     print("|---|---|---|---|")
     for name in names:
         for dtype_name in ("float16", "bfloat16"):

@@ -40,3 +40,18 @@ def in_float32(kernel: Callable[..., Any], self: Any, *rest: Any) -> Any:
     """`kernel` on `self` in float32, its result (or each of its results) rounded once
     to self's half dtype."""
     return rounded(kernel(self.astype(FLOAT32), *rest), self.dtype)
+
+
+def with_float32(kernel: Callable[..., Any], dtype: Any, *args: Any) -> Any:
+    """`kernel` with every array argument of the half `dtype` in float32 (the others
+    as given: running statistics updated in place stay themselves), its results
+    rounded once to `dtype`."""
+    widened = [
+        (
+            arg.astype(FLOAT32)
+            if isinstance(arg, np.ndarray) and arg.dtype == dtype
+            else arg
+        )
+        for arg in args
+    ]
+    return rounded(kernel(*widened), dtype)
