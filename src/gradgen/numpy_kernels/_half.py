@@ -55,3 +55,35 @@ def with_float32(kernel: Callable[..., Any], dtype: Any, *args: Any) -> Any:
         for arg in args
     ]
     return rounded(kernel(*widened), dtype)
+
+
+def _running_total(values: np.ndarray) -> Any:
+    """values added one by one from 0, each partial sum rounded to their half dtype."""
+    if values.shape[-1] == 0:
+        return np.zeros(values.shape[:-1], values.dtype)
+    return np.add.accumulate(values, axis=-1, dtype=values.dtype)[..., -1]
+
+
+def cascade_sum(values: np.ndarray, kept: np.ndarray | None, levels: int = 8) -> Any:
+    """The sum of half-precision `values` (one per batch row; rows not `kept` are
+    skipped) as PyTorch's nll_loss adds its rows: row b enters partial sum 0; then,
+    for j = 0, 1, ..., while b % 2^(p(j+1)) == 0 (p = max(4, ceil(log2(rows)) //
+    levels)), level j passes its sum up to level j + 1 and restarts from 0. At the end
+    the levels are added in order. Every addition rounds to the half dtype."""
+    rows = values.size
+    power = max(4, (max(rows, 1) - 1).bit_length() // levels)
+    times = np.arange(rows)
+    flushes = np.ones(rows, bool) if kept is None else kept
+    if kept is not None:
+        values = np.where(kept, values, values.dtype.type(0))
+    partials = []
+    for level in range(levels - 1):
+        ends = np.flatnonzero(flushes & (times % (1 << (power * (level + 1))) == 0))
+        pieces = np.split(values, ends + 1)
+        partials.append(_running_total(pieces[-1]))
+        values = np.array(
+            [_running_total(piece) for piece in pieces[:-1]], values.dtype
+        )
+        times, flushes = times[ends], flushes[ends]
+    partials.append(_running_total(values))
+    return _running_total(np.array(partials, values.dtype))
