@@ -63,6 +63,12 @@ MATS = {
     "v": RNG.standard_normal(4096) * 4,
     "w": RNG.standard_normal(4096) * 4,
     "bias": RNG.standard_normal(8),
+    "big_left": np.tile([60000.0, 10000.0, -10000.0], (4, 1)),
+    "ones_right": np.ones((3, 5)),
+    "long_left": np.full((2, 70000), 1.0),
+    "long_right": np.ones((70000, 2)),
+    "img_big": np.full((1, 1, 12, 12), 3000.0),
+    "w_big": np.full((1, 1, 5, 5), 1.0),
     "img": RNG.standard_normal((2, 16, 32, 32)) * 3,
     "wconv": RNG.standard_normal((4, 16, 3, 3)),
     "target": RNG.integers(0, 3000, 4),
@@ -143,6 +149,17 @@ CASES: dict[str, Case] = {
     "linear": mats(
         ("a", "b", "bias"),
         lambda lib, a, b, c: lib.nn.functional.linear(a, b.T, c),
+    ),
+    "mm big3": mats(("big_left", "ones_right"), lambda lib, a, b: a @ b),
+    "mm long": mats(("long_left", "long_right"), lambda lib, a, b: a @ b),
+    "dot big3": mats(
+        ("big_left", "big_left"), lambda lib, a, b: lib.dot(a[0], b[0] * 0 + 1)
+    ),
+    "einsum big3": mats(
+        ("big_left", "ones_right"), lambda lib, a, b: lib.einsum("ij,jk->ik", a, b)
+    ),
+    "conv2d big": mats(
+        ("img_big", "w_big"), lambda lib, x, w: lib.nn.functional.conv2d(x, w)
     ),
     "dot": mats(("v", "w"), lambda lib, a, b: lib.dot(a, b)),
     "mv": mats(("a", "v"), lambda lib, a, v: lib.mv(a, v[:2048])),
