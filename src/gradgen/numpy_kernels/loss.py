@@ -62,7 +62,8 @@ def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
 
 def mse_loss(self: np.ndarray, target: np.ndarray, reduction: int) -> np.ndarray:
     """(self - target) ** 2, reduced (inputs already promoted to one dtype)."""
-    _check_floating("mse_cpu", self)
+    if not is_half(self):  # bfloat16 too, as PyTorch's
+        _check_floating("mse_cpu", self)
     if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
@@ -77,7 +78,8 @@ def mse_loss_backward(
 ) -> np.ndarray:
     """2 * (self - target) * grad_output, divided by self's numel for the mean (as
     PyTorch: self's own numel, even when target broadcasts it to more elements)."""
-    _check_floating("mse_backward_cpu_out", self)
+    if not is_half(self):
+        _check_floating("mse_backward_cpu_out", self)
     norm = 2.0 / self.size if reduction == Reduction.MEAN and self.size else 2.0
     return (norm * (self - target) * grad_output).astype(self.dtype, copy=False)
 
@@ -89,7 +91,8 @@ def _check_nll_dtypes(
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {_scalar_type(target)}"
         )
-    _check_floating(kernel, self)
+    if not is_half(self):  # bfloat16 too, as PyTorch's
+        _check_floating(kernel, self)
     if weight is not None and weight.dtype != self.dtype:
         raise RuntimeError(
             f"expected scalar type {_scalar_type(self)} but found {_scalar_type(weight)}"
