@@ -298,7 +298,7 @@ def reduce_var(
 
 
 def _variance(
-    self: np.ndarray, dims: tuple[int, ...], dof: int, keepdim: bool, name: str
+    self: np.ndarray, dims: tuple[int, ...], dof: float, keepdim: bool, name: str
 ) -> np.ndarray:
     axis = dims if self.ndim else None
     centred = self - np.mean(self, axis=axis, keepdims=True)
