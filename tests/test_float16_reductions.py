@@ -122,6 +122,9 @@ GRADS: dict[str, tuple[str, F]] = {
     "norm": _on("bigvec", lambda lib, x: x.norm()),
     "norm 3": _on("mixed", lambda lib, x: x.norm(3)),
     "softmax ones": _on("ones70000", lambda lib, x: lib.softmax(x, 0)),
+    # divided by the int64 count 70000, which float16 cannot hold (bfloat16 rounds it
+    # to 70144 where PyTorch's div takes it in float32: NOT_YET below)
+    "nanmean ones": _on("ones70000", lambda lib, x: lib.nanmean(x)),
     "cross_entropy": _on(
         "logits",
         lambda lib, x: lib.nn.functional.cross_entropy(
@@ -157,8 +160,9 @@ CLOSE_GRADS: dict[str, tuple[str, F]] = {
     "log_softmax": _on("logits", lambda lib, x: lib.log_softmax(x, 1)),
 }
 # bfloat16 batch norm's input gradient is 2 ulps of its largest value from PyTorch's
-# (its float32 steps are not known yet; float16's is bitwise): left out below.
-NOT_YET = frozenset({"batch_norm"})
+# (its float32 steps are not known yet; float16's is bitwise), and bfloat16 nanmean's
+# gradient divides by its count rounded to bfloat16: left out below.
+NOT_YET = frozenset({"batch_norm", "nanmean ones"})
 
 
 def _cases(
@@ -224,7 +228,7 @@ def test_result_as_pytorchs(case: str, dtype: str) -> None:
     np.testing.assert_array_equal(got[1], expected[1])
 
 
-@pytest.mark.parametrize(("case", "dtype"), _cases(GRADS))
+@pytest.mark.parametrize(("case", "dtype"), _cases(GRADS, NOT_YET))
 def test_gradient_as_pytorchs(case: str, dtype: str) -> None:
     expected = oracle("grad", lambda torch: _gradient(torch, GRADS[case], dtype))
     got = _ours(lambda: _gradient(gradgen, GRADS[case], dtype))
