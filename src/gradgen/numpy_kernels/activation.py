@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import scalar_type_name as _scalar_type_name
+from ._half import in_float32, is_half, rounded
 from ._common import (
     _check_floating,
     _erf_float64,
@@ -280,6 +281,10 @@ def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.nd
             "softmax with half to float conversion is not supported on CPU"
         )
     axis = _wrap_dim(dim, self.ndim)
+    if is_half(self):  # in float32, rounded once
+        if log and axis >= self.ndim - 1:
+            return _half_log_softmax_lastdim(self)
+        return in_float32(softmax, self, dim, half_to_float, log)
     if self.dtype.kind != "f":
         kernel = "lastdim_kernel_impl" if axis >= self.ndim - 1 else "kernel_impl"
         raise NotImplementedError(
@@ -295,6 +300,17 @@ def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.nd
     return result.reshape(self.shape)
 
 
+def _half_log_softmax_lastdim(self: np.ndarray) -> np.ndarray:
+    """PyTorch's log_softmax of half precision along the last dim: in float32, but the
+    sum of the exponentials and its log are each rounded to the half dtype (70000 ones
+    in float16 give -inf, where other dims give -11.16)."""
+    x = self.astype(np.float32).reshape(self.shape or (1,))
+    shifted = x - np.max(x, axis=-1, keepdims=True)
+    sums = rounded(np.sum(np.exp(shifted), axis=-1, keepdims=True), self.dtype)
+    logs = rounded(np.log(sums.astype(np.float32)), self.dtype)
+    return rounded(shifted - logs.astype(np.float32), self.dtype).reshape(self.shape)
+
+
 @_silently
 def softmax_backward_data(
     grad_output: np.ndarray, output: np.ndarray, dim: int, log: bool
@@ -305,6 +321,9 @@ def softmax_backward_data(
             f"Expected size {list(grad_output.shape)} but got size {list(output.shape)} "
             "for argument #2 'output' (while checking arguments for softmax_backward)"
         )
+    if is_half(grad_output):  # in float32, rounded once
+        narrow = output.astype(np.float32)
+        return in_float32(softmax_backward_data, grad_output, narrow, dim, log)
     axis = _wrap_dim(dim, grad_output.ndim)
     g = grad_output.reshape(1) if grad_output.ndim == 0 else grad_output
     y = output.reshape(g.shape)

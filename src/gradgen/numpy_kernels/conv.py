@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import spelling
+from ._half import is_half, with_float32
 
 __all__ = [
     "convolution",
@@ -369,6 +370,9 @@ def convolution(
         input.dtype, weight, stride, padding, dilation, output_padding, groups
     )
     _check_shapes(input, weight, bias, padding, dilation, transposed, groups)
+    if is_half(input):  # in float32 (the bias too), rounded once
+        sizes = (stride, padding, dilation, transposed, output_padding, groups)
+        return with_float32(convolution, input.dtype, input, weight, bias, *sizes)
     if transposed:
         _check_output_padding(output_padding, stride, dilation)
         spatial = _transposed_size(
@@ -402,6 +406,13 @@ def convolution_backward(
         input.dtype, weight, stride, padding, dilation, output_padding, groups
     )
     dtype = np.result_type(grad_output, input, weight)
+    if is_half(input) and dtype == input.dtype:  # in float32, rounded once
+        return with_float32(
+            convolution_backward,
+            dtype,
+            *(grad_output, input, weight, bias_sizes, stride, padding, dilation),
+            *(transposed, output_padding, groups, output_mask),
+        )
     grad_output = grad_output.astype(dtype, copy=False)
     arguments = (stride, padding, dilation, groups)
     if not output_mask[0]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
+from ._half import in_float32, is_half, rounded
 from ._common import (
     _check_broadcast,
     _common_dtype,
@@ -69,7 +70,17 @@ def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
             f"{spelling(self).typeid} != {spelling(mat2).typeid}"
         )
     _check_not_bool("addmm_impl_cpu_", self)
+    if is_half(
+        self
+    ):  # bfloat16 (float16 takes the path above: numpy's sums in float32)
+        return rounded(_float32_product(self, mat2), self.dtype)
     return np.matmul(self, mat2)
+
+
+def _float32_product(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The matrix product of half-precision arrays, accumulated in float32 (PyTorch's
+    half GEMMs accumulate in float)."""
+    return np.matmul(left.astype(np.float32), right.astype(np.float32))
 
 
 def _column_major(sizes: Sequence[int], strides: Sequence[int], layout: str) -> bool:
@@ -95,6 +106,8 @@ def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
             f"expected scalar type {_scalar_type(self)} but found {_scalar_type(mat2)}"
         )
     _check_not_bool("bmm", self)
+    if self.dtype.kind == "V":  # bfloat16 (numpy's float16 products sum in float32)
+        return rounded(_float32_product(self, mat2), self.dtype)
     if self.shape[2] == 1:
         # Outer products (vmap's per-example weight gradients): numpy's matmul over a
         # contraction of length one is far slower than the products it equals.
@@ -209,6 +222,8 @@ def mv(self: np.ndarray, vec: np.ndarray) -> np.ndarray:
             f"{_scalar_type(vec)}, {_scalar_type(self)}, and {_scalar_type(vec)}"
         )
     _check_not_bool("addmv_impl_cpu", self)
+    if self.dtype.kind == "V":  # bfloat16 (numpy's float16 products sum in float32)
+        return rounded(_float32_product(self, vec), self.dtype)
     return np.matmul(self, vec)
 
 
@@ -244,6 +259,7 @@ def addmm(
         and dtype is mat1.dtype
         and dtype is mat2.dtype
         and dtype.kind in "fc"
+        and dtype.itemsize > 2  # half precision: below, in float32
         and mat1.ndim == 2
         and mat2.ndim == 2
         and mat1.shape[1] == mat2.shape[0]
@@ -278,6 +294,8 @@ def addmm(
     _check_not_bool("addmm_impl_cpu_", mat1)
     shape = (mat1.shape[0], mat2.shape[1])
     base = _expand_size(self, shape)
+    if is_half(self):  # beta * self + alpha * product in float32, rounded once
+        return _half_addmm(base, mat1, mat2, beta, alpha)
     beta, alpha = _scalar_as(beta, self), _scalar_as(alpha, self)
     if alpha == 0:
         product = np.zeros(shape, self.dtype)
@@ -290,6 +308,21 @@ def addmm(
     return (base * beta + product if beta != 1 else base + product).astype(
         self.dtype, copy=False
     )
+
+
+def _half_addmm(
+    base: np.ndarray, mat1: np.ndarray, mat2: np.ndarray, beta: Any, alpha: Any
+) -> np.ndarray:
+    """addmm of half precision as PyTorch's: the product, alpha and beta and the sum
+    in float32, rounded once (beta == 0 ignores `base`, alpha == 0 the product)."""
+    beta, alpha = np.float32(beta), np.float32(alpha)
+    shape = (mat1.shape[0], mat2.shape[1])
+    product = _float32_product(mat1, mat2) if alpha else np.zeros(shape, np.float32)
+    if alpha != 1:
+        product = product * alpha
+    if beta:
+        product = product + base.astype(np.float32) * beta
+    return rounded(product, base.dtype)
 
 
 def _expand_size(self: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -339,7 +372,7 @@ def trace(self: np.ndarray) -> np.ndarray:
 
 def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
     """linalg.vector_norm's checks of the input and `dtype`; the input converted."""
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {_scalar_type_name(self)}"
@@ -347,7 +380,7 @@ def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
     if dtype is None:
         return self
     wanted = np.dtype(dtype.numpy)
-    if wanted.kind not in "fc":
+    if wanted.kind not in "fcV":
         raise RuntimeError(
             "linalg.vector_norm: dtype should be floating point or complex, but got "
             f"{spelling(wanted).scalar_type}"
@@ -379,6 +412,8 @@ def vector_norm(
     count of non-zeros for 0, the largest (smallest) magnitude for inf (-inf), else
     sum(|x|^ord)^(1/ord). The result is real."""
     self = _check_vector_norm_dtype(self, dtype)
+    if is_half(self):  # in float32, rounded once
+        return in_float32(vector_norm, self, ord, dim, keepdim, None)
     if isinstance(ord, complex):
         raise RuntimeError(
             "linalg.vector_norm: Expected a non-complex scalar as the order of norm."

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import Reduction
+from ._half import cascade_sum, is_half, rounded
 from ._common import (
     _check_floating,
     _same_dtype,
@@ -43,7 +44,13 @@ _BCE_EPSILON = float(np.float32(1e-12))
 
 
 def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
-    """PyTorch's apply_loss_reduction: mean, sum, or the loss unreduced."""
+    """PyTorch's apply_loss_reduction: mean, sum, or the loss unreduced (half precision
+    summed in float32 and rounded once, as PyTorch's sum and mean)."""
+    if reduction != Reduction.NONE and is_half(loss) and loss.size:
+        total = np.sum(loss, dtype=np.float32)
+        return rounded(
+            total / loss.size if reduction == Reduction.MEAN else total, loss.dtype
+        )
     if reduction == Reduction.MEAN:
         if loss.size == 0:
             return np.asarray(np.nan, loss.dtype)
@@ -55,7 +62,8 @@ def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
 
 def mse_loss(self: np.ndarray, target: np.ndarray, reduction: int) -> np.ndarray:
     """(self - target) ** 2, reduced (inputs already promoted to one dtype)."""
-    _check_floating("mse_cpu", self)
+    if not is_half(self):  # bfloat16 too, as PyTorch's
+        _check_floating("mse_cpu", self)
     if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
@@ -70,7 +78,8 @@ def mse_loss_backward(
 ) -> np.ndarray:
     """2 * (self - target) * grad_output, divided by self's numel for the mean (as
     PyTorch: self's own numel, even when target broadcasts it to more elements)."""
-    _check_floating("mse_backward_cpu_out", self)
+    if not is_half(self):
+        _check_floating("mse_backward_cpu_out", self)
     norm = 2.0 / self.size if reduction == Reduction.MEAN and self.size else 2.0
     return (norm * (self - target) * grad_output).astype(self.dtype, copy=False)
 
@@ -82,7 +91,8 @@ def _check_nll_dtypes(
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {_scalar_type(target)}"
         )
-    _check_floating(kernel, self)
+    if not is_half(self):  # bfloat16 too, as PyTorch's
+        _check_floating(kernel, self)
     if weight is not None and weight.dtype != self.dtype:
         raise RuntimeError(
             f"expected scalar type {_scalar_type(self)} but found {_scalar_type(weight)}"
@@ -121,8 +131,16 @@ def _nll_reduced(
         return np.asarray(output, dtype), np.asarray(0.0, dtype)
     ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
     picked = rows[np.arange(len(safe)), safe]
-    loss = -np.sum(np.where(ignored, 0, picked * weights))
-    total_weight = np.sum(weights)
+    if is_half(rows):  # PyTorch's cascade of half-precision partial sums
+        loss = cascade_sum(-(picked * weights), ~ignored)
+        total_weight = (
+            np.asarray(np.count_nonzero(~ignored)).astype(dtype)
+            if weight is None
+            else cascade_sum(weights, ~ignored)
+        )
+    else:
+        loss = -np.sum(np.where(ignored, 0, picked * weights))
+        total_weight = np.sum(weights)
     if reduction == Reduction.MEAN:
         with np.errstate(divide="ignore", invalid="ignore"):
             loss = loss / total_weight

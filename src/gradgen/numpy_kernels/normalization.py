@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._common import _check_floating
+from ._half import is_half, rounded, with_float32
 
 __all__ = [
     "native_batch_norm",
@@ -47,7 +48,8 @@ def _layer_norm_axis(
             f"Given normalized_shape={normalized}, expected input with shape [{expected}], "
             f"but got input of size{list(input.shape)}"
         )
-    _check_floating("LayerNormKernelImpl", input)
+    if not is_half(input):
+        _check_floating("LayerNormKernelImpl", input)
     parameters = [p for p in (weight, bias) if p is not None]
     if any(p.dtype != input.dtype for p in parameters):
         if input.dtype == np.float32:
@@ -69,6 +71,9 @@ def native_layer_norm(
     times rstd = 1 / sqrt(biased variance + eps), then times weight plus bias. mean and
     rstd keep the normalized dimensions with size 1."""
     axis = _layer_norm_axis(input, normalized_shape, weight, bias)
+    if is_half(input):  # in float32, rounded once
+        args = (input, normalized_shape, weight, bias, eps)
+        return with_float32(native_layer_norm, input.dtype, *args)
     dims = tuple(range(axis, input.ndim))
     stats_shape = input.shape[:axis] + (1,) * len(dims)
     x = input.astype(np.float64)
@@ -104,6 +109,18 @@ def native_layer_norm_backward(
     over rows of grad_out. An output output_mask leaves out is zeros (PyTorch's is
     undefined)."""
     axis = _layer_norm_axis(input, normalized_shape, weight, None)
+    if is_half(input):  # in float32, rounded once
+        args = (
+            grad_out,
+            input,
+            normalized_shape,
+            mean,
+            rstd,
+            weight,
+            bias,
+            output_mask,
+        )
+        return with_float32(native_layer_norm_backward, input.dtype, *args)
     dims = tuple(range(axis, input.ndim))
     rows = tuple(range(axis))
     dtype = np.result_type(grad_out, input)
@@ -196,6 +213,10 @@ def native_batch_norm(
     statistics (when given) move by `momentum` towards the batch mean and the unbiased
     variance, in place. Evaluation: the running statistics normalize, and save_mean,
     save_invstd are empty (as PyTorch's CPU kernel). Then times weight plus bias."""
+    if is_half(input):
+        return _half_batch_norm(
+            input, weight, bias, running_mean, running_var, training, momentum, eps
+        )
     x = _channels_view(input)
     channels = x.shape[1]
     _check_channel_vectors(
@@ -234,6 +255,34 @@ def native_batch_norm(
     return out.reshape(input.shape), save_mean, save_invstd
 
 
+def _half_batch_norm(
+    input: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """native_batch_norm of float16 or bfloat16 as PyTorch's: in float32 (the running
+    statistics updated in place), rounded once; in training, the saved mean and invstd
+    are rounded to the half dtype before they normalize the input."""
+    dtype = input.dtype
+    args = (input, weight, bias, running_mean, running_var, training, momentum, eps)
+    out, mean, invstd = with_float32(native_batch_norm, dtype, *args)
+    if not training:
+        return out, mean, invstd
+    x = _channels_view(input).astype(np.float32)
+    scale = invstd.astype(np.float32)
+    if weight is not None:
+        scale = scale * weight.reshape(-1).astype(np.float32)
+    normalized = (x - mean.astype(np.float32)[:, None]) * scale[:, None]
+    if bias is not None:
+        normalized += bias.reshape(-1).astype(np.float32)[:, None]
+    return rounded(normalized.reshape(input.shape), dtype), mean, invstd
+
+
 def native_batch_norm_backward(
     grad_out: np.ndarray,
     input: np.ndarray,
@@ -252,6 +301,13 @@ def native_batch_norm_backward(
     (grad_out - mean(grad_out) - x_hat * mean(grad_out * x_hat)) in training (the
     statistics depend on the input), weight * invstd * grad_out in evaluation. An
     output output_mask leaves out is zeros (PyTorch's is undefined)."""
+    if is_half(input):  # in float32, rounded once
+        return with_float32(
+            native_batch_norm_backward,
+            input.dtype,
+            *(grad_out, input, weight, running_mean, running_var),
+            *(save_mean, save_invstd, train, eps, output_mask),
+        )
     x = _channels_view(input)
     g = np.broadcast_to(grad_out, input.shape).reshape(x.shape)
     dtype = np.result_type(grad_out, input)
@@ -327,6 +383,9 @@ def native_group_norm(
     """(out, mean, rstd): the C channels of each of the N samples split into `group`
     groups; each group minus its mean, times rstd = 1 / sqrt(biased variance + eps)
     (mean and rstd have shape (N, group)); then times weight plus bias per channel."""
+    if is_half(input):  # in float32, rounded once
+        args = (input, weight, bias, N, C, HxW, group, eps)
+        return with_float32(native_group_norm, input.dtype, *args)
     x = _group_view(input, N, C, HxW, group)
     _check_channel_vectors(C, weight=weight, bias=bias)
     dtype = input.dtype
@@ -360,6 +419,9 @@ def native_group_norm_backward(
     - x_hat * mean(a * x_hat)) over each group; grad_weight and grad_bias sum
     grad_out * x_hat and grad_out over N and HxW. An output output_mask leaves out is
     zeros (PyTorch's is undefined)."""
+    if is_half(input):  # in float32, rounded once
+        args = (grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask)
+        return with_float32(native_group_norm_backward, input.dtype, *args)
     x = _group_view(input, N, C, HxW, group)
     dtype = np.result_type(grad_out, input)
     g = np.broadcast_to(grad_out, input.shape).reshape(N, C, HxW)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..dtypes import spelling
+from ._half import in_float32, is_half
 from ._common import _wrap_dim
 from .conv import _fold, _windows
 
@@ -329,6 +330,9 @@ def avg_pool(
     nd: int,
 ) -> np.ndarray:
     """avg_pool{nd}d: each window's sum over its divisor."""
+    if is_half(self):  # in float32, rounded once
+        args = (kernel_size, stride, padding, ceil_mode, count_include_pad)
+        return in_float32(avg_pool, self, *args, divisor_override, nd)
     x, parameters = _avg_parameters(
         self, kernel_size, stride, padding, ceil_mode, divisor_override, nd
     )

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..dtypes import HAS_BFLOAT16, get_default_dtype
 from ..dtypes import scalar_type_name as _scalar_type_name
+from ._half import is_half, is_half_dtype, rounded
 from ._common import _along, _check_broadcast, _reduction_dims, _silently, _wrap_dim
 
 __all__ = [
@@ -69,18 +70,11 @@ def _dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
     return wrapped if ndim else None
 
 
-# Half precision (float16; ml_dtypes' bfloat16 when installed) is summed in float32
-# and rounded once, as PyTorch's reductions accumulate it (numpy's own float16 sum
-# rounds every partial sum: [60000, 10000, -10000] would be inf, not 60000).
-# (numpy's dtypes of builtin and ml_dtypes' types are singletons: told by identity)
+# Half precision is summed in float32 and rounded once, as PyTorch's reductions
+# accumulate it (_half). (numpy's dtypes of builtin and ml_dtypes' types are
+# singletons: told by identity)
 _FLOAT16 = np.dtype("float16")
 _BFLOAT16 = np.dtype("bfloat16") if HAS_BFLOAT16 else _FLOAT16
-
-
-def _in_float32(total: Any, target: Any) -> Any:
-    """A float32 sum (or mean) of half-precision values, in their dtype."""
-    with np.errstate(over="ignore"):
-        return total.astype(target)
 
 
 def reduce_sum(
@@ -90,7 +84,7 @@ def reduce_sum(
     reduced = _reduced_dtype(self, dtype)
     if reduced is _FLOAT16 or reduced is _BFLOAT16:
         total = np.add.reduce(self, axis=axes, dtype=np.float32, keepdims=keepdim)  # type: ignore[call-overload]
-        return _in_float32(total, reduced)
+        return rounded(total, reduced)
     # np.sum on an ndarray is this reduction behind two Python-level wrappers.
     return np.add.reduce(self, axis=axes, dtype=reduced, keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
 
@@ -121,7 +115,7 @@ def reduce_mean(
     # Python-level wrappers; an empty reduction is nan, as PyTorch's.
     if (target is _FLOAT16 or target is _BFLOAT16) and count:
         total = np.add.reduce(self, axis=axes, dtype=np.float32, keepdims=keepdim)  # type: ignore[call-overload]
-        return _in_float32(np.true_divide(total, count, dtype=np.float32), target)
+        return rounded(np.true_divide(total, count, dtype=np.float32), target)
     total = np.add.reduce(self, axis=axes, dtype=target, keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
     if count:
         return np.true_divide(total, count, dtype=target)
@@ -260,7 +254,16 @@ def logsumexp(self: np.ndarray, dim: Sequence[int], keepdim: bool) -> np.ndarray
     else:
         maxes = np.max(self.real, axis=dims, keepdims=True).astype(self.dtype)
         maxes[np.isinf(maxes)] = 0
-    result = np.log(np.sum(np.exp(self - maxes), axis=dims, keepdims=True)) + maxes
+    exps = np.exp(self - maxes)
+    if is_half(
+        self
+    ):  # PyTorch's steps in the half dtype; its sum accumulates in float32
+        total = rounded(
+            np.sum(exps, axis=dims, keepdims=True, dtype=np.float32), exps.dtype
+        )
+    else:
+        total = np.sum(exps, axis=dims, keepdims=True)
+    result = np.log(total) + maxes
     return result if keepdim else result.squeeze(dims)
 
 
@@ -287,6 +290,16 @@ def reduce_var(
             UserWarning,
             stacklevel=2,
         )
+    if is_half(self):  # after the warning, which names the caller
+        return rounded(
+            _variance(self.astype(np.float32), dims, dof, keepdim, name), self.dtype
+        )
+    return _variance(self, dims, dof, keepdim, name)
+
+
+def _variance(
+    self: np.ndarray, dims: tuple[int, ...], dof: float, keepdim: bool, name: str
+) -> np.ndarray:
     axis = dims if self.ndim else None
     centred = self - np.mean(self, axis=axis, keepdims=True)
     squares = (
@@ -303,6 +316,8 @@ def _scan(self: np.ndarray, dim: int, dtype: Any, scan: Any) -> np.ndarray:
     axis = _wrap_dim(dim, self.ndim)
     if self.ndim == 0:
         return self.astype(target)
+    if is_half_dtype(target):  # in float32, each partial result rounded once
+        return rounded(scan(self.astype(target), axis, np.float32), target)
     return scan(self, axis=axis, dtype=target)
 
 
