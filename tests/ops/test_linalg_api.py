@@ -18,7 +18,9 @@ from torch_oracle import numbered, oracle, outcome
 RNG = np.random.default_rng(13)
 A3 = RNG.uniform(-2, 2, (3, 3))
 B3 = RNG.uniform(-2, 2, (3, 2))
-SINGULAR = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+# Singular with an exact zero determinant in PyTorch's MKL on AVX2 and AVX-512 alike
+# (rows [1, 2, 3], [2, 4, 6], [1, 0, 1] give -6.7e-16 on AVX-512: another gradient).
+SINGULAR = np.array([[1.0, 0.0, 1.0], [2.0, 4.0, 6.0], [1.0, 2.0, 3.0]])
 
 
 def _f64(lib: Any, values: Any) -> Any:
