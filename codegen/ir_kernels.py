@@ -170,11 +170,19 @@ _INLINE_NODES = (
 # (over the helper's parameters), which a fast path may then inline, limited to those
 # kinds (the kernel, with the helper's check, takes the others).
 _ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py)
+    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py); a bool
+    # alpha is the kernel's (alpha_check)
     "subtract": (
         ("self", "other", "alpha"),
-        "self - other if alpha == 1 else self - alpha * other",
+        "None if alpha is True or alpha is False else "
+        "(self - other if alpha == 1 else self - alpha * other)",
         "iufc",
+    ),
+    # alpha_check for any alpha but 1 (the kernel's), and for True (`True == 1`)
+    "add_scaled": (
+        ("self", "other", "alpha"),
+        "self + other if alpha == 1 and alpha is not True else None",
+        "",
     ),
     # refuses integers to negative integer powers, as PyTorch does
     "power": (("self", "exponent"), "self ** exponent", "fc"),

@@ -14,7 +14,7 @@ from importlib import import_module
 
 import warnings
 
-from ._checked import alpha_scaled, cat_arrays, negative, power
+from ._checked import add_scaled, alpha_scaled, cat_arrays, negative, power
 from ._checked import stack_arrays, subtract
 from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
@@ -54,6 +54,7 @@ __all__: list[str] = [
     "negative",
     "subtract",
     "alpha_scaled",
+    "add_scaled",
     "power",
     "random_generator",
 ]

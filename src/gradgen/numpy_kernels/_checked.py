@@ -102,10 +102,21 @@ def alpha_check(common: np.dtype, alpha: Any) -> None:
 
 
 def alpha_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
-    """`alpha * other` for add and sub with an alpha other than 1, after PyTorch's
-    alpha_check on `self`'s dtype (the operands' common dtype)."""
+    """`alpha * other` for add and sub, after PyTorch's alpha_check on `self`'s dtype
+    (the operands' common dtype); `other` itself for the int 1. (`alpha == 1` is
+    also true of 1.0, True and 1+0j, which the check must see: `add(ints, ints,
+    alpha=1.0)` is PyTorch's error.)"""
+    if alpha.__class__ is int and alpha == 1:
+        return other
     alpha_check(self.dtype, alpha)
     return alpha * other
+
+
+def add_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
+    """add in the operands' common dtype: `self + alpha * other` (alpha_scaled)."""
+    if alpha.__class__ is int and alpha == 1:
+        return self + other
+    return self + alpha_scaled(self, other, alpha)
 
 
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
@@ -116,9 +127,7 @@ def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    result: np.ndarray = (
-        self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)
-    )
+    result: np.ndarray = self - alpha_scaled(self, other, alpha)
     return result
 
 
