@@ -170,12 +170,11 @@ _INLINE_NODES = (
 # (over the helper's parameters), which a fast path may then inline, limited to those
 # kinds (the kernel, with the helper's check, takes the others).
 _ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py); a bool
-    # alpha is the kernel's (alpha_check)
+    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py); any alpha
+    # but 1, and True, is the kernel's (alpha_check, and the range of self's dtype)
     "subtract": (
         ("self", "other", "alpha"),
-        "None if alpha is True or alpha is False else "
-        "(self - other if alpha == 1 else self - alpha * other)",
+        "self - other if alpha == 1 and alpha is not True else None",
         "iufc",
     ),
     # alpha_check for any alpha but 1 (the kernel's), and for True (`True == 1`)

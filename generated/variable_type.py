@@ -21810,17 +21810,9 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
     ):
         try:
             value = (
-                None
-                if alpha is True or alpha is False
-                else (
-                    np.subtract(array_0, array_1, out=ARRAY_OUT)
-                    if alpha == 1
-                    else np.subtract(
-                        array_0,
-                        np.multiply(alpha, array_1, out=ARRAY_OUT),
-                        out=ARRAY_OUT,
-                    )
-                )
+                np.subtract(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1 and alpha is not True
+                else None
             )
         except ValueError:
             value = None
@@ -24389,13 +24381,9 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         and dtype_0 in SCALAR_TYPES
     ):
         value = (
-            None
-            if alpha is True or alpha is False
-            else (
-                np.subtract(array_0, other, out=ARRAY_OUT)
-                if alpha == 1
-                else np.subtract(array_0, alpha * other, out=ARRAY_OUT)
-            )
+            np.subtract(array_0, other, out=ARRAY_OUT)
+            if alpha == 1 and alpha is not True
+            else None
         )
         if type(value) is ndarray:
             if value.dtype is not dtype_0:
@@ -46007,17 +45995,9 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
     ):
         try:
             value = (
-                None
-                if alpha is True or alpha is False
-                else (
-                    np.subtract(array_0, array_1, out=ARRAY_OUT)
-                    if alpha == 1
-                    else np.subtract(
-                        array_0,
-                        np.multiply(alpha, array_1, out=ARRAY_OUT),
-                        out=ARRAY_OUT,
-                    )
-                )
+                np.subtract(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1 and alpha is not True
+                else None
             )
         except ValueError:
             value = None

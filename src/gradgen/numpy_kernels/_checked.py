@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ._common import _wrap_dim
+from ._common import _wrap_dim, checked_scalar
 
 # Like the generated kernels, these produce inf and nan silently (PyTorch does):
 # numpy's floating-point warnings raised in this module are ignored.
@@ -109,6 +109,7 @@ def alpha_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
     if alpha.__class__ is int and alpha == 1:
         return other
     alpha_check(self.dtype, alpha)
+    checked_scalar(alpha, self.dtype)  # 70000 for float16: PyTorch's overflow error
     return alpha * other
 
 
@@ -142,13 +143,16 @@ def power(self: Any, exponent: Any) -> Any:
     # The common case first: a float array base needs no check and no asarray.
     base = self.dtype if self.__class__ is np.ndarray else np.asarray(self).dtype
     if base.kind not in "iu":
+        if base.itemsize == 2 and exponent.__class__ is not np.ndarray:
+            # float16, bfloat16: PyTorch takes a Scalar exponent in the tensor's dtype
+            checked_scalar(exponent, base)
         return self**exponent
     if np.asarray(exponent).dtype.kind not in "iu":
         return self**exponent
     if not isinstance(exponent, np.ndarray):
         if exponent < 0:
             raise RuntimeError(NEGATIVE_POWER_ERROR)
-        return self**exponent
+        return self ** checked_scalar(exponent, base)
     negative_exponent = exponent < 0
     if not negative_exponent.any():
         return self**exponent
