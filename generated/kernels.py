@@ -315,6 +315,7 @@ from gradgen.numpy_kernels import (
     split_with_sizes,
     squeeze,
     stack_arrays,
+    sub_check,
     subtract,
     sum_to_size,
     t,
@@ -1070,6 +1071,7 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
     ):
         common_dtype = SCALAR_TYPES.get(self._data.dtype)
     if common_dtype is None:
+        sub_check(self._data, other._data)
         common_dtype = result_type_2(self, other)
     self = (
         self._data
@@ -1222,6 +1224,7 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     ):
         common_dtype = SCALAR_TYPES.get(self._data.dtype)
     if common_dtype is None:
+        sub_check(self._data, other._data)
         common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data

@@ -120,14 +120,30 @@ def add_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
     return self + alpha_scaled(self, other, alpha)
 
 
+TWO_BOOLS_SUBTRACTION = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. "
+    "Use the `^` or `logical_xor()` operator instead."
+)
+BOOL_SUBTRACTION = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+    "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+
+
+def sub_check(self: np.ndarray, other: np.ndarray) -> None:
+    """PyTorch's sub_check on sub's operands before their promotion (the kernel's
+    `promotion_check:`, run where their dtypes differ): a bool operand, a bool tensor
+    or a bool number (`x - True`), cannot be subtracted."""
+    if self.dtype.kind == "b" or other.dtype.kind == "b":
+        both = self.dtype.kind == other.dtype.kind
+        raise RuntimeError(TWO_BOOLS_SUBTRACTION if both else BOOL_SUBTRACTION)
+
+
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
     """sub in the operands' common dtype: `self - alpha * other`, refused for two
-    bool tensors as PyTorch does."""
+    bool tensors as PyTorch does (sub_check refuses one, before the promotion)."""
     if self.dtype.kind == "b":
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
+        raise RuntimeError(TWO_BOOLS_SUBTRACTION)
     result: np.ndarray = self - alpha_scaled(self, other, alpha)
     return result
 
