@@ -118,6 +118,7 @@ def _operator_ir(
             for n in function.type_promotion
         ),
         promoted_pair=_promoted_pair(function),
+        promotion_check=function.promotion_check if _promoted_pair(function) else "",
         integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),

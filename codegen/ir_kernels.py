@@ -170,11 +170,18 @@ _INLINE_NODES = (
 # (over the helper's parameters), which a fast path may then inline, limited to those
 # kinds (the kernel, with the helper's check, takes the others).
 _ARITHMETIC_HELPERS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py)
+    # refuses two bool tensors, as PyTorch does (numpy_kernels/_checked.py); any alpha
+    # but 1, and True, is the kernel's (alpha_check, and the range of self's dtype)
     "subtract": (
         ("self", "other", "alpha"),
-        "self - other if alpha == 1 else self - alpha * other",
+        "self - other if alpha == 1 and alpha is not True else None",
         "iufc",
+    ),
+    # alpha_check for any alpha but 1 (the kernel's), and for True (`True == 1`)
+    "add_scaled": (
+        ("self", "other", "alpha"),
+        "self + other if alpha == 1 and alpha is not True else None",
+        "",
     ),
     # refuses integers to negative integer powers, as PyTorch does
     "power": (("self", "exponent"), "self ** exponent", "fc"),

@@ -96,6 +96,8 @@ class OperatorIR:
     # The two promoted arguments when both are plain Tensors: the kernel then takes
     # their common dtype inline when they share one ("" otherwise).
     promoted_pair: tuple[str, ...]
+    # A kernel helper checking the pair's arrays where their dtypes differ ("": none).
+    promotion_check: str
     integer_to_float: bool  # an integral common dtype becomes the default float dtype
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
     kernel_body: tuple[str, ...]  # lines computing and returning the result

@@ -73,6 +73,9 @@ class NativeFunction:
     out_overload: str | None = None
     # How vmap batches it (the `batching:` key, codegen/batching.py); None: the loop.
     batching: Batching | None = None
+    # A kernel helper called with the promoted pair's arrays before their promotion
+    # when their dtypes differ (sub's refusal of a bool operand): "" for none.
+    promotion_check: str = ""
 
     @property
     def name(self) -> str:

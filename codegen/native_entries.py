@@ -29,6 +29,7 @@ NATIVE_KEYS = (
     "python_module",
     "out_overload",
     "batching",
+    "promotion_check",
 )
 
 
@@ -132,7 +133,25 @@ def _native_function(
         python_module,
         out_overload,
         batching,
+        _entry_promotion_check(values, promotion, kernel_helpers),
     )
+
+
+def _entry_promotion_check(
+    values: dict[str, Any], promotion: tuple[str, ...], kernel_helpers: frozenset[str]
+) -> str:
+    """`promotion_check:` a kernel helper of the promoted pair's two arrays."""
+    check = values.get("promotion_check", "")
+    if check == "":
+        return ""
+    if not isinstance(check, str) or check not in kernel_helpers:
+        raise CodegenError(
+            f"promotion_check must name a kernel helper, got {excerpt(check)}"
+            + (did_you_mean(check, kernel_helpers) if isinstance(check, str) else "")
+        )
+    if len(promotion) != 2:
+        raise CodegenError("promotion_check needs a type_promotion of two arguments")
+    return check
 
 
 def _entry_out_overload(
@@ -324,6 +343,7 @@ def _derive_inplace(
             numpy=functional.numpy,
             type_promotion=functional.type_promotion,
             integer_to_float=functional.integer_to_float,
+            promotion_check=functional.promotion_check,
         )
     return function
 

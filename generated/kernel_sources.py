@@ -376,7 +376,7 @@ KERNEL_SOURCES: dict[str, KernelSource] = {
         ("Tensor",),
     ),
     "add.Tensor": KernelSource(
-        "self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)",
+        "add_scaled(self, other, alpha)",
         ("self", "other", "alpha"),
         ("Tensor", "Tensor", "value"),
         ("self", "other"),
@@ -728,7 +728,7 @@ KERNEL_SOURCES: dict[str, KernelSource] = {
         ("Tensor",),
     ),
     "add.Scalar": KernelSource(
-        "self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)",
+        "add_scaled(self, other, alpha)",
         ("self", "other", "alpha"),
         ("Tensor", "value", "value"),
         ("self", "other"),
@@ -736,7 +736,7 @@ KERNEL_SOURCES: dict[str, KernelSource] = {
         ("Tensor",),
     ),
     "sub.Scalar": KernelSource(
-        "self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)",
+        "subtract(self, other, alpha)",
         ("self", "other", "alpha"),
         ("Tensor", "value", "value"),
         ("self", "other"),

@@ -21,6 +21,7 @@ from gradgen.numpy_kernels import (
     adaptive_avg_pool,
     adaptive_avg_pool_backward,
     adaptive_max_pool,
+    add_scaled,
     addbmm,
     addcdiv,
     addcmul,
@@ -314,6 +315,7 @@ from gradgen.numpy_kernels import (
     split_with_sizes,
     squeeze,
     stack_arrays,
+    sub_check,
     subtract,
     sum_to_size,
     t,
@@ -1049,7 +1051,7 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
         else promoted_array(other, common_dtype)
     )
     try:
-        value = self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)
+        value = add_scaled(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
@@ -1069,6 +1071,7 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
     ):
         common_dtype = SCALAR_TYPES.get(self._data.dtype)
     if common_dtype is None:
+        sub_check(self._data, other._data)
         common_dtype = result_type_2(self, other)
     self = (
         self._data
@@ -1208,10 +1211,7 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
         else promoted_array(other, common_dtype)
     )
     return copy_into(
-        self_tensor,
-        into(
-            out, np.add, self, other if alpha == 1 else alpha_scaled(self, other, alpha)
-        ),
+        self_tensor, into(out, np.add, self, alpha_scaled(self, other, alpha))
     )
 
 
@@ -1224,6 +1224,7 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     ):
         common_dtype = SCALAR_TYPES.get(self._data.dtype)
     if common_dtype is None:
+        sub_check(self._data, other._data)
         common_dtype = result_type_2(self, other)
     self_tensor = self
     out = self._data
@@ -1238,13 +1239,7 @@ def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
         else promoted_array(other, common_dtype)
     )
     return copy_into(
-        self_tensor,
-        into(
-            out,
-            np.subtract,
-            self,
-            other if alpha == 1 else alpha_scaled(self, other, alpha),
-        ),
+        self_tensor, into(out, np.subtract, self, alpha_scaled(self, other, alpha))
     )
 
 
@@ -1627,7 +1622,7 @@ def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         else promoted_array(self, common_dtype)
     )
     try:
-        value = self + other if alpha == 1 else self + alpha_scaled(self, other, alpha)
+        value = add_scaled(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:
@@ -1647,7 +1642,7 @@ def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any
         else promoted_array(self, common_dtype)
     )
     try:
-        value = self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)
+        value = subtract(self, other, alpha)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
     if type(value) is ndarray:

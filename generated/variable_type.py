@@ -21676,7 +21676,11 @@ def fast_add_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         and dtype_0 in SCALAR_TYPES
     ):
         try:
-            value = np.add(array_0, array_1, out=ARRAY_OUT) if alpha == 1 else None
+            value = (
+                np.add(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1 and alpha is not True
+                else None
+            )
         except ValueError:
             value = None
         if type(value) is ndarray:
@@ -21807,10 +21811,8 @@ def fast_sub_Tensor(self: Tensor, other: Tensor, alpha: Number) -> Any:
         try:
             value = (
                 np.subtract(array_0, array_1, out=ARRAY_OUT)
-                if alpha == 1
-                else np.subtract(
-                    array_0, np.multiply(alpha, array_1, out=ARRAY_OUT), out=ARRAY_OUT
-                )
+                if alpha == 1 and alpha is not True
+                else None
             )
         except ValueError:
             value = None
@@ -24286,7 +24288,11 @@ def fast_add_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         and dtype_0.kind in "fc"
         and dtype_0 in SCALAR_TYPES
     ):
-        value = np.add(array_0, other, out=ARRAY_OUT) if alpha == 1 else None
+        value = (
+            np.add(array_0, other, out=ARRAY_OUT)
+            if alpha == 1 and alpha is not True
+            else None
+        )
         if type(value) is ndarray:
             if value.dtype is not dtype_0:
                 value = None
@@ -24374,7 +24380,11 @@ def fast_sub_Scalar(self: Tensor, other: Number, alpha: Number) -> Any:
         and dtype_0.kind in "fc"
         and dtype_0 in SCALAR_TYPES
     ):
-        value = np.subtract(array_0, other, out=ARRAY_OUT) if alpha == 1 else None
+        value = (
+            np.subtract(array_0, other, out=ARRAY_OUT)
+            if alpha == 1 and alpha is not True
+            else None
+        )
         if type(value) is ndarray:
             if value.dtype is not dtype_0:
                 value = None
@@ -45843,7 +45853,11 @@ def dunder_add_Tensor(self: Tensor, other: Any) -> Any:
         and dtype_0 in SCALAR_TYPES
     ):
         try:
-            value = np.add(array_0, array_1, out=ARRAY_OUT) if alpha == 1 else None
+            value = (
+                np.add(array_0, array_1, out=ARRAY_OUT)
+                if alpha == 1 and alpha is not True
+                else None
+            )
         except ValueError:
             value = None
         if type(value) is ndarray:
@@ -45982,10 +45996,8 @@ def dunder_sub_Tensor(self: Tensor, other: Any) -> Any:
         try:
             value = (
                 np.subtract(array_0, array_1, out=ARRAY_OUT)
-                if alpha == 1
-                else np.subtract(
-                    array_0, np.multiply(alpha, array_1, out=ARRAY_OUT), out=ARRAY_OUT
-                )
+                if alpha == 1 and alpha is not True
+                else None
             )
         except ValueError:
             value = None

@@ -51,6 +51,48 @@ CASES: dict[str, F] = {
     "add float alpha with grad": lambda lib: lib.add(
         lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0]), alpha=0.5
     ).detach(),
+    # alpha == 1 in value but a float, bool or complex: still checked
+    "add int alpha 1.0": lambda lib: lib.add(*_ints(lib), alpha=1.0),
+    "add int alpha True": lambda lib: lib.add(*_ints(lib), alpha=True),
+    "sub int alpha 1.0": lambda lib: lib.sub(*_ints(lib), alpha=1.0),
+    "sub int alpha True": lambda lib: lib.sub(*_ints(lib), alpha=True),
+    "add_ int alpha 1.0": lambda lib: _ints(lib)[0]
+    .clone()
+    .add_(_ints(lib)[1], alpha=1.0),
+    "add_ int alpha True": lambda lib: _ints(lib)[0]
+    .clone()
+    .add_(_ints(lib)[1], alpha=True),
+    "sub_ int alpha 1.0": lambda lib: _ints(lib)[0]
+    .clone()
+    .sub_(_ints(lib)[1], alpha=1.0),
+    "sub_ int alpha True": lambda lib: _ints(lib)[0]
+    .clone()
+    .sub_(_ints(lib)[1], alpha=True),
+    "add int number alpha 1.0": lambda lib: lib.add(_ints(lib)[0], 2, alpha=1.0),
+    "add out int alpha 1.0": lambda lib: lib.add(
+        *_ints(lib), alpha=1.0, out=lib.empty(2, dtype=lib.int64)
+    ),
+    "add float alpha True": lambda lib: lib.add(
+        lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), alpha=True
+    ),
+    "add float alpha 1.0": lambda lib: lib.add(
+        lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), alpha=1.0
+    ),
+    "add float alpha 1+0j": lambda lib: lib.add(
+        lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), alpha=1 + 0j
+    ),
+    "sub float alpha True with grad": lambda lib: lib.sub(
+        lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0]), alpha=True
+    ).detach(),
+    "sub float alpha False with grad": lambda lib: lib.sub(
+        lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0]), alpha=False
+    ).detach(),
+    "add float alpha True with grad": lambda lib: lib.add(
+        lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([3.0, 4.0]), alpha=True
+    ).detach(),
+    "add bool alpha True on bool 1": lambda lib: lib.add(
+        lib.tensor([True, False]), lib.tensor([True, False]), alpha=True
+    ),
     "addr bool alpha": lambda lib: lib.addr(
         lib.tensor([[1, 2], [3, 4]]), *_ints(lib), alpha=True
     ),

@@ -164,6 +164,21 @@ BROKEN = [
         "derivatives.yaml:4: duplicate key 'self' (first at line 2)",
     ),
     (
+        "promotion_check not a helper",
+        NATIVE_OK + "  promotion_check: sub_chek\n",
+        DERIVATIVES_OK,
+        "native_functions.yaml:1: mul.Tensor: promotion_check must name a kernel "
+        "helper, got 'sub_chek'; did you mean 'sub_check'?",
+    ),
+    (
+        "promotion_check without a pair",
+        NATIVE_OK.replace("  type_promotion: self, other\n", "")
+        + "  promotion_check: sub_check\n",
+        DERIVATIVES_OK,
+        "native_functions.yaml:1: mul.Tensor: promotion_check needs a type_promotion "
+        "of two arguments",
+    ),
+    (
         "unknown native key",
         NATIVE_OK.replace("variants:", "variant:"),
         DERIVATIVES_OK,

@@ -27,6 +27,8 @@ OUTSIDE_FAMILIES = {
         "negative",
         "subtract",
         "alpha_scaled",
+        "add_scaled",
+        "sub_check",
         "power",
         "random_generator",
     },

@@ -22,6 +22,7 @@ from .dtypes import as_dtype, dtype, spelling
 from .grad_mode import is_grad_enabled
 from .devices import check_device
 from .scalars import COMPLEX_DISCARDED, python_type_name, array_from_data, checked_value
+from .numpy_kernels._common import checked_scalar
 from .tensor import Number, Size, Tensor
 
 # What `dtype=` accepts (dtypes.as_dtype): a gradgen dtype, a numpy dtype, a scalar
@@ -477,9 +478,10 @@ def linspace(
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(
-        np.linspace(start, end, steps).astype(_float_dtype(dtype).numpy), requires_grad
-    )
+    target = _float_dtype(dtype).numpy
+    for bound in (start, end):  # as PyTorch converts them to the result's dtype
+        checked_scalar(bound, target)
+    return _finish(np.linspace(start, end, steps).astype(target), requires_grad)
 
 
 def logspace(

@@ -134,7 +134,7 @@ def _scalar_value(self: Tensor, value: Any) -> Any:
         raise TypeError(
             f"can't assign a {python_type_name(value)} to a {_legacy_type_name(self)}"
         )
-    return checked_value(value, self._data.dtype)
+    return checked_value(value, self._data.dtype, to_inf=True)
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:

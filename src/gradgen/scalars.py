@@ -48,13 +48,17 @@ def unpack_int(value: Any) -> int:
     return number
 
 
-def checked_value(value: Any, target: np.dtype[Any], unpack: bool = True) -> Any:
+def checked_value(
+    value: Any, target: np.dtype[Any], unpack: bool = True, to_inf: bool = False
+) -> Any:
     """A Python number converted to `target` as c10's checked_convert does: a complex
     with an imaginary part into a real type, a non-finite or out-of-range value into
     an integer type, a finite value that overflows a float type are errors.
 
     `unpack`: an int beyond int64 is PyTorch's ValueError (as `t[i] = v` unpacks it)
-    rather than the conversion's RuntimeError (as `full` reports it)."""
+    rather than the conversion's RuntimeError (as `full` reports it). `to_inf`: a
+    value beyond float16's or bfloat16's range is inf, not an error (as `t[i] = v`
+    writes it into those dtypes; float32 and float64 still refuse it)."""
     kind = target.kind
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -87,6 +91,8 @@ def checked_value(value: Any, target: np.dtype[Any], unpack: bool = True) -> Any
     with np.errstate(over="ignore"):
         converted = target.type(value)
     real = converted.real if kind == "c" else converted
+    if to_inf and target.itemsize == 2:
+        return converted
     if math.isfinite(float(value)) and not np.isfinite(real):
         raise overflow
     return converted
@@ -236,7 +242,7 @@ def _convert(value: Any, wanted: np.dtype[Any]) -> Any:
         if not info.min <= number <= info.max:
             raise _overflow(wanted.name)
         return number
-    if kind == "f":
+    if kind in "fV":  # bfloat16 is ml_dtypes' kind "V"
         if isinstance(value, complex):
             raise TypeError(_complex_error(wanted))
         return float(value)  # an int too large: OverflowError, as PyTorch's

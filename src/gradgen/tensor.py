@@ -673,7 +673,8 @@ class NumberCasts(dict[np.dtype[Any], np.ndarray | None]):
 
     def __missing__(self, dtype_: np.dtype[Any]) -> np.ndarray | None:
         cast = None
-        if dtype_.kind in "fc" and self.number.dtype.kind in "biuf":
+        # (not a bool number: `x - True` is the kernel's error, `x * True` its sum)
+        if dtype_.kind in "fc" and self.number.dtype.kind in "iuf":
             with np.errstate(all="ignore"):
                 cast = self.number.astype(dtype_)
             cast.flags.writeable = False

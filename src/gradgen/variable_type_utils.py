@@ -10,6 +10,7 @@ call runs through them.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -308,6 +309,16 @@ def result_type_2(first: object, second: object) -> dtype:
 
 
 _FLOAT16 = np.dtype(np.float16)
+
+# A number cast to the common dtype overflows to inf silently, as in PyTorch (`x + 1e39`
+# for float32, bfloat16): numpy's warning for promoted_array's cast is ignored (a filter
+# costs nothing until a warning is raised, unlike an errstate around every cast).
+warnings.filterwarnings(
+    "ignore",
+    message="overflow encountered in cast",
+    category=RuntimeWarning,
+    module=__name__,
+)
 
 
 def promoted_array(tensor: Tensor, common: dtype) -> np.ndarray:

@@ -15,6 +15,8 @@ from gradgen.composites._common import BATCHED
 X = np.array([0.3, -0.7, 1.1])
 Y = np.array([[0.5, 2.0, -1.0], [1.0, 0.2, 0.3]])
 BATCH = np.linspace(-1.5, 2.0, 24).reshape(4, 3, 2)
+# The composites' batched slots (linear, cross_entropy_loss, relu, ...).
+BATCHED_SLOTS = tuple(type(BATCHED).__annotations__)
 
 
 def plain(value: Any) -> Any:
@@ -74,13 +76,16 @@ def assert_same(ours: Any, theirs: Any, where: str = "") -> None:
 
 @contextmanager
 def general_path() -> Iterator[None]:
-    """The composites without their batched slots: every operator by its own rule."""
-    saved = BATCHED.linear, BATCHED.cross_entropy_loss
-    BATCHED.linear = BATCHED.cross_entropy_loss = None
+    """The composites without their batched slots (every slot _BatchedComposites
+    declares, so a new one is switched off too): every operator by its own rule."""
+    saved = {name: getattr(BATCHED, name) for name in BATCHED_SLOTS}
+    for name in BATCHED_SLOTS:
+        setattr(BATCHED, name, None)
     try:
         yield
     finally:
-        BATCHED.linear, BATCHED.cross_entropy_loss = saved
+        for name, slot in saved.items():
+            setattr(BATCHED, name, slot)
 
 
 def mlp(params: Any, x: Any, t: Any) -> Any:

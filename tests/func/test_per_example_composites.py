@@ -12,6 +12,7 @@ import pytest
 
 import gradgen
 import gradgen.nn.functional as F
+from gradgen.composites._common import BATCHED
 from gradgen.func import debug_unwrap, grad, hessian, vmap
 from gradgen.numpy_kernels.linalg import bmm
 from torch_oracle import oracle
@@ -292,3 +293,15 @@ def test_non_finite_logits_give_the_general_path_bits_without_warnings() -> None
         general = _per_example("mean")(*arrays)
     for got, expected in zip(fast, general):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_the_general_path_empties_every_slot() -> None:
+    """general_path switches off relu's slot as well as linear's and cross_entropy's
+    (so the tests of the general path run relu through the dispatcher), and puts
+    them back."""
+    declared = ("linear", "cross_entropy_loss", "relu")
+    before = [getattr(BATCHED, name) for name in declared]
+    assert all(slot is not None for slot in before)
+    with general_path():
+        assert [getattr(BATCHED, name) for name in declared] == [None, None, None]
+    assert [getattr(BATCHED, name) for name in declared] == before

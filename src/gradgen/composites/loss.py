@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
@@ -183,8 +182,8 @@ def _cross_entropy_loss_label_smoothing(
     label_smoothing: float,
 ) -> Tensor:
     """(1 - s) * nll_loss + s / C * (the loss against uniform targets), ignored targets
-    contributing nothing. The ignored mask is data of the (integer, never
-    differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
+    contributing nothing: masked_fill'ed to 0, as PyTorch does (so a mean over no
+    target is 0 / 0, nan, with gradient 0, not the nan a 0/1 factor would pass on)."""
     class_dim = 0 if self.dim() == 1 else 1
     input = self.log_softmax(class_dim)
     nll = ops.nll_loss_nd(input, target, weight, reduction, ignore_index)
@@ -195,16 +194,21 @@ def _cross_entropy_loss_label_smoothing(
         )
     else:
         smooth_loss = -input.sum(class_dim)
-    ignored = target._data == ignore_index
-    smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
+    # Tensor operations (not the target's array), so that under vmap each example
+    # counts its own targets.
+    ignored = target == ignore_index
+    smooth_loss = smooth_loss.masked_fill(ignored, 0.0)
     if reduction == Reduction.MEAN:
         if weight is not None:
-            counted = target._data[~ignored].reshape(-1)
-            denominator = float(np.sum(weight._data[counted]))
+            # the weights of the targets counted (an ignored one's index replaced)
+            classes = target.masked_fill(ignored, 0).reshape(-1)
+            counted = weight.index_select(0, classes).masked_fill(
+                ignored.reshape(-1), 0
+            )
+            denominator = counted.sum()
         else:
-            denominator = float(np.sum(~ignored))
-        scale = 1.0 / denominator if denominator else float("nan")
-        ret = smooth_loss.sum() * scale
+            denominator = ignored.logical_not().sum()
+        ret = smooth_loss.sum() / denominator
     elif reduction == Reduction.SUM:
         ret = smooth_loss.sum()
     elif reduction == Reduction.NONE:

@@ -14,8 +14,8 @@ from importlib import import_module
 
 import warnings
 
-from ._checked import alpha_scaled, cat_arrays, negative, power
-from ._checked import stack_arrays, subtract
+from ._checked import add_scaled, alpha_scaled, cat_arrays, negative, power
+from ._checked import stack_arrays, sub_check, subtract
 from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
 from ._common import broadcast_error as broadcast_error
@@ -53,7 +53,9 @@ __all__: list[str] = [
     "stack_arrays",
     "negative",
     "subtract",
+    "sub_check",
     "alpha_scaled",
+    "add_scaled",
     "power",
     "random_generator",
 ]

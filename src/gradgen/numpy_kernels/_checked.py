@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ._common import _wrap_dim
+from ._common import _wrap_dim, checked_scalar
 
 # Like the generated kernels, these produce inf and nan silently (PyTorch does):
 # numpy's floating-point warnings raised in this module are ignored.
@@ -102,23 +102,49 @@ def alpha_check(common: np.dtype, alpha: Any) -> None:
 
 
 def alpha_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
-    """`alpha * other` for add and sub with an alpha other than 1, after PyTorch's
-    alpha_check on `self`'s dtype (the operands' common dtype)."""
+    """`alpha * other` for add and sub, after PyTorch's alpha_check on `self`'s dtype
+    (the operands' common dtype); `other` itself for the int 1. (`alpha == 1` is
+    also true of 1.0, True and 1+0j, which the check must see: `add(ints, ints,
+    alpha=1.0)` is PyTorch's error.)"""
+    if alpha.__class__ is int and alpha == 1:
+        return other
     alpha_check(self.dtype, alpha)
+    checked_scalar(alpha, self.dtype)  # 70000 for float16: PyTorch's overflow error
     return alpha * other
+
+
+def add_scaled(self: np.ndarray, other: Any, alpha: Any) -> Any:
+    """add in the operands' common dtype: `self + alpha * other` (alpha_scaled)."""
+    if alpha.__class__ is int and alpha == 1:
+        return self + other
+    return self + alpha_scaled(self, other, alpha)
+
+
+TWO_BOOLS_SUBTRACTION = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. "
+    "Use the `^` or `logical_xor()` operator instead."
+)
+BOOL_SUBTRACTION = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+    "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+)
+
+
+def sub_check(self: np.ndarray, other: np.ndarray) -> None:
+    """PyTorch's sub_check on sub's operands before their promotion (the kernel's
+    `promotion_check:`, run where their dtypes differ): a bool operand, a bool tensor
+    or a bool number (`x - True`), cannot be subtracted."""
+    if self.dtype.kind == "b" or other.dtype.kind == "b":
+        both = self.dtype.kind == other.dtype.kind
+        raise RuntimeError(TWO_BOOLS_SUBTRACTION if both else BOOL_SUBTRACTION)
 
 
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
     """sub in the operands' common dtype: `self - alpha * other`, refused for two
-    bool tensors as PyTorch does."""
+    bool tensors as PyTorch does (sub_check refuses one, before the promotion)."""
     if self.dtype.kind == "b":
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
-    result: np.ndarray = (
-        self - other if alpha == 1 else self - alpha_scaled(self, other, alpha)
-    )
+        raise RuntimeError(TWO_BOOLS_SUBTRACTION)
+    result: np.ndarray = self - alpha_scaled(self, other, alpha)
     return result
 
 
@@ -133,13 +159,16 @@ def power(self: Any, exponent: Any) -> Any:
     # The common case first: a float array base needs no check and no asarray.
     base = self.dtype if self.__class__ is np.ndarray else np.asarray(self).dtype
     if base.kind not in "iu":
+        if base.itemsize == 2 and exponent.__class__ is not np.ndarray:
+            # float16, bfloat16: PyTorch takes a Scalar exponent in the tensor's dtype
+            checked_scalar(exponent, base)
         return self**exponent
     if np.asarray(exponent).dtype.kind not in "iu":
         return self**exponent
     if not isinstance(exponent, np.ndarray):
         if exponent < 0:
             raise RuntimeError(NEGATIVE_POWER_ERROR)
-        return self**exponent
+        return self ** checked_scalar(exponent, base)
     negative_exponent = exponent < 0
     if not negative_exponent.any():
         return self**exponent

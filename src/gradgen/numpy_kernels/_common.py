@@ -109,6 +109,60 @@ def _common_dtype(*operands: Any) -> np.dtype:
     return result_type(*present).numpy
 
 
+# The largest finite value of each float dtype (bfloat16: ml_dtypes', kind "V").
+_FLOAT_MAX = {
+    np.dtype(np.float16): float(np.finfo(np.float16).max),
+    np.dtype(np.float32): float(np.finfo(np.float32).max),
+    np.dtype(np.float64): float(np.finfo(np.float64).max),
+}
+_BFLOAT16_MAX = float.fromhex("0x1.fep127")
+
+
+def checked_scalar(value: Any, dtype: np.dtype) -> Any:
+    """A Scalar converted to `dtype` as c10's checked_convert does: an error when the
+    value does not fit (a complex with an imaginary part into a real type, inf or an
+    out-of-range value into an integer, a finite value beyond a float type's range:
+    70000 for float16, 1e39 for float32 and bfloat16; inf and nan pass). The error
+    names the type as C++ does (c10::Half, float, int8_t)."""
+    kind = dtype.kind
+    if kind == "b":
+        return bool(value)
+    if isinstance(value, complex) and kind != "c":
+        if value.imag != 0:
+            raise _overflow(dtype)
+        value = value.real
+    if kind in "iu":
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _overflow(dtype)
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise _overflow(dtype)
+        return int(value)
+    if kind == "c":
+        return dtype.type(value)
+    # float16, float32, float64 and bfloat16: a range check (65505 is an error for
+    # float16, as in PyTorch, though it would round to 65504).
+    number = float(value)
+    if abs(number) > _FLOAT_MAX.get(dtype, _BFLOAT16_MAX) and math.isfinite(number):
+        raise _overflow(dtype)
+    return dtype.type(value)
+
+
+def _overflow(dtype: np.dtype) -> RuntimeError:
+    return RuntimeError(
+        f"value cannot be converted to type {spelling(dtype).cpp} without overflow"
+    )
+
+
+def opmath_checked_scalar(value: Any, dtype: np.dtype) -> Any:
+    """checked_scalar for the kernels that compute float16 and bfloat16 in float32
+    (PyTorch's opmath type: addcmul's value, lerp's weight): checked against float32
+    for those, against `dtype` otherwise."""
+    if dtype.itemsize == 2 and dtype.kind in "fV":
+        return checked_scalar(value, np.dtype(np.float32))
+    return checked_scalar(value, dtype)
+
+
 def _silently(kernel: Any) -> Any:
     """Run `kernel` with numpy's floating-point warnings off: like PyTorch, these
     kernels make inf and nan (log of 0, inf - inf, overflow) without a word."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._half import in_float32, is_half, rounded
 from ._common import (
+    checked_scalar,
     _check_floating,
     _erf_float64,
     _not_implemented_for,
@@ -495,7 +496,9 @@ def hardtanh(self: np.ndarray, min_val: Any, max_val: Any) -> np.ndarray:
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if self.dtype.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    return _same_dtype(np.minimum(np.maximum(self, min_val), max_val), self)
+    low = checked_scalar(min_val, self.dtype)
+    high = checked_scalar(max_val, self.dtype)
+    return _same_dtype(np.minimum(np.maximum(self, low), high), self)
 
 
 def hardtanh_backward(

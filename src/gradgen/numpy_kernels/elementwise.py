@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from typing import Any
@@ -21,6 +20,8 @@ from ._common import (
     _erf_float64,
     _not_implemented_for,
     _silently,
+    checked_scalar,
+    opmath_checked_scalar,
 )
 
 # The smallest positive float64 (a subnormal): what a draw of exactly 0 becomes.
@@ -298,7 +299,7 @@ def reverse_subtract(self: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
     minuend = np.asarray(other).astype(common, copy=False)
     subtrahend = self.astype(common, copy=False)
     if alpha != 1:
-        subtrahend = subtrahend * np.asarray(alpha).astype(common)
+        subtrahend = subtrahend * np.asarray(checked_scalar(alpha, common), common)
     return np.subtract(minuend, subtrahend)
 
 
@@ -347,9 +348,9 @@ def clamp_scalars(self: np.ndarray, min: Any, max: Any) -> np.ndarray:
         raise NotImplementedError("clamp is not supported for complex types")
     result = self.astype(common, copy=False)
     if min is not None:
-        result = np.maximum(result, np.asarray(min, common))
+        result = np.maximum(result, np.asarray(checked_scalar(min, common), common))
     if max is not None:
-        result = np.minimum(result, np.asarray(max, common))
+        result = np.minimum(result, np.asarray(checked_scalar(max, common), common))
     return np.array(result, common)
 
 
@@ -417,36 +418,6 @@ def bitwise(name: str, ufunc: Any, *operands: np.ndarray) -> np.ndarray:
     return ufunc(*operands)
 
 
-def _checked_scalar(value: Any, dtype: np.dtype) -> Any:
-    """A Scalar converted to `dtype` as c10's checked_convert does: an error when the
-    value does not fit (a complex into a real type, inf or an out-of-range value into
-    an integer, a finite value that overflows a float)."""
-    kind = dtype.kind
-    if kind == "b":
-        return bool(value)
-    overflow = RuntimeError(
-        f"value cannot be converted to type {spelling(dtype).cpp} " "without overflow"
-    )
-    if isinstance(value, complex) and kind != "c":
-        if value.imag != 0:
-            raise overflow
-        value = value.real
-    if kind in "iu":
-        if isinstance(value, float) and not math.isfinite(value):
-            raise overflow
-        info = np.iinfo(dtype)
-        if not info.min <= int(value) <= info.max:
-            raise overflow
-        return int(value)
-    if kind == "f":
-        finite = math.isfinite(float(value))
-        converted = dtype.type(value)
-        if finite and not np.isfinite(converted):
-            raise overflow
-        return converted
-    return dtype.type(value)
-
-
 def _scalar_dtype_name(array: np.ndarray) -> str:
     """`float`, `double`, `long int`: the dtype as lerp's messages print it."""
     return spelling(array).typeid
@@ -492,7 +463,7 @@ def fill(self: np.ndarray, value: Any) -> np.ndarray:
                 else value
             )
             return np.full(self.shape, source.astype(self.dtype), self.dtype)
-    return np.full(self.shape, _checked_scalar(value, self.dtype), self.dtype)
+    return np.full(self.shape, checked_scalar(value, self.dtype), self.dtype)
 
 
 @_silently
@@ -517,7 +488,7 @@ def lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
             f"\"{kernel}\" not implemented for '{_scalar_type_name(self)}'"
         )
     if scalar_weight:
-        weight = _checked_scalar(weight, self.dtype)
+        weight = opmath_checked_scalar(weight, self.dtype)
     else:
         _check_broadcast(self, end, weight)
         weight = weight.astype(self.dtype, copy=False)
@@ -544,7 +515,7 @@ def addcmul(
     self, tensor1, tensor2 = _pointwise_common(
         "addcmul_cpu_out", self, tensor1, tensor2
     )
-    scale = _checked_scalar(value, self.dtype)
+    scale = opmath_checked_scalar(value, self.dtype)
     return np.asarray(self + scale * tensor1 * tensor2, self.dtype)
 
 
@@ -569,7 +540,7 @@ def addcdiv(
     self, tensor1, tensor2 = _pointwise_common(
         "addcdiv_cpu_out", self, tensor1, tensor2
     )
-    scale = _checked_scalar(value, self.dtype)
+    scale = opmath_checked_scalar(value, self.dtype)
     return np.asarray(self + scale * tensor1 / tensor2, self.dtype)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ..dtypes import spelling
 from ._common import OVERLAPPING_WRITE_ERROR, _along, _wrap_dim, broadcast_shape_error
+from ._common import checked_scalar
 from .shape import _slice_bounds, diagonal
 
 __all__ = [
@@ -325,7 +326,7 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
             f"value cannot be converted to type {spelling(self).typeid} "
             "without overflow"
         )
-    fill = np.asarray(value).astype(self.dtype)
+    fill = np.asarray(checked_scalar(value, self.dtype), self.dtype)
     try:
         shape = np.broadcast_shapes(self.shape, mask.shape)
     except ValueError:
@@ -476,7 +477,9 @@ def index_fill(self: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np.
             f"index {int(flat[bad][0])} is out of bounds for dimension {axis} with "
             f"size {size}"
         )
-    np.moveaxis(view, axis, 0)[flat] = np.asarray(value).astype(self.dtype)
+    np.moveaxis(view, axis, 0)[flat] = np.asarray(
+        checked_scalar(value, self.dtype), self.dtype
+    )
     return result
 
 

@@ -18,6 +18,7 @@ no tensor and run as they are).
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 
 from ._common import *  # noqa: F403  (the names of its __all__)
@@ -63,3 +64,14 @@ for _family in (
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family
+
+# As the kernels their tensor forms run (numpy_kernels), the twins produce inf and nan
+# silently, as PyTorch's backward does (a mean over no target under vmap(grad)
+# divides by 0): numpy's floating-point warnings raised in this package are ignored
+# (the module pattern is a prefix: it covers every family module).
+warnings.filterwarnings(
+    "ignore",
+    message="(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning,
+    module=__name__,
+)
