@@ -7,7 +7,7 @@ import numpy as np
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
-from ._common import BATCHED
+from ._common import BATCHED, unbatched
 from .shape import reshape as _reshape
 
 __all__ = [
@@ -195,25 +195,75 @@ def _cross_entropy_loss_label_smoothing(
         )
     else:
         smooth_loss = -input.sum(class_dim)
-    ignored = target._data == ignore_index
-    smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
-    if reduction == Reduction.MEAN:
-        if weight is not None:
-            counted = target._data[~ignored].reshape(-1)
-            denominator = float(np.sum(weight._data[counted]))
-        else:
-            denominator = float(np.sum(~ignored))
-        scale = 1.0 / denominator if denominator else float("nan")
-        ret = smooth_loss.sum() * scale
-    elif reduction == Reduction.SUM:
+    mean = reduction == Reduction.MEAN
+    if unbatched(target) and (weight is None or unbatched(weight)):
+        smooth_loss, ret = _ignoring(smooth_loss, target, weight, ignore_index, mean)
+    else:  # inside vmap: by operators, each example with its own targets and weights
+        smooth_loss, ret = _batched_ignoring(
+            smooth_loss, target, weight, ignore_index, mean
+        )
+    if reduction == Reduction.SUM:
         ret = smooth_loss.sum()
     elif reduction == Reduction.NONE:
         ret = smooth_loss
-    else:
+    elif not mean:
         raise RuntimeError(
             f"Invalid reduction type encountered in cross_entropy: {reduction}"
         )
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]
+
+
+def _ignoring(
+    smooth_loss: Tensor, target: Tensor, weight: Tensor | None, ignore: int, mean: bool
+) -> tuple[Tensor, Tensor | None]:
+    """The smoothing term without the ignored targets' entries, and with `mean` its
+    mean over the targets counted (their weights' sum), from the target's array."""
+    ignored = target._data == ignore
+    smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
+    if not mean:
+        return smooth_loss, None
+    if weight is not None:
+        counted = target._data[~ignored].reshape(-1)
+        denominator = float(np.sum(weight._data[counted]))
+    else:
+        denominator = float(np.sum(~ignored))
+    scale = 1.0 / denominator if denominator else float("nan")
+    return smooth_loss, smooth_loss.sum() * scale
+
+
+def _batched_ignoring(
+    smooth_loss: Tensor, target: Tensor, weight: Tensor | None, ignore: int, mean: bool
+) -> tuple[Tensor, Tensor | None]:
+    """`_ignoring` by operators, for a target or weight batched by vmap, with
+    PyTorch's steps and its errors there: the ignored entries set to 0 in place (not
+    possible for a loss that is not batched, the input and weight not being), and with
+    a weight that is not batched, a masked_select of the targets (which vmap cannot
+    batch over a batched target)."""
+    ignored = target.eq(ignore)
+    if unbatched(smooth_loss) and not unbatched(ignored):  # PyTorch's masked_fill_
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
+            "exists a Tensor `other` in extra_args that has more elements than `self`. "
+            "This happened due to `other` being vmapped over but `self` not being "
+            "vmapped over in a vmap. Please try to use out-of-place operators instead "
+            "of inplace arithmetic. If said operator is being called inside the "
+            "PyTorch framework, please file a bug report instead."
+        )
+    smooth_loss = smooth_loss.masked_fill(ignored, 0.0)
+    if not mean:
+        return smooth_loss, None
+    if weight is None:
+        return smooth_loss, smooth_loss.sum() / ignored.logical_not().sum()
+    if unbatched(weight):
+        raise RuntimeError(
+            "vmap: Attempted to vmap over `mask` in gradgen.masked_select(self, mask) "
+            "We cannot support this because for each batch this would return a "
+            "differently shaped Tensor. Please file an issue at "
+            "https://github.com/pytorch/pytorch/issues if you need this feature."
+        )
+    kept = target.masked_fill(ignored, 0)
+    weights = weight.gather(0, kept.flatten()).view_as(kept).masked_fill(ignored, 0)
+    return smooth_loss, smooth_loss.sum() / weights.sum()
 
 
 def l1_loss(self: Tensor, target: Tensor, reduction: int = Reduction.MEAN) -> Tensor:

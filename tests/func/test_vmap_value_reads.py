@@ -1,0 +1,196 @@
+"""Composites that read their arguments' values, under vmap: a BatchedTensor's array
+is example 0's, so a composite that reads it gave every example example 0's answer
+(attention's dead rows and bool masks, cross_entropy's ignored targets with label
+smoothing, embedding_bag's bags). Each example now gets its own, as torch.func.vmap
+gives; tensor_split with a Tensor of indices raises torch.func's error."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradgen
+from torch_oracle import oracle
+
+from .common import assert_same, errors, plain
+
+RNG = np.random.default_rng(12)
+QUERIES = RNG.standard_normal((2, 1, 3, 4))
+# Example 1 masks every key of its first query (a dead row), example 0 none of its.
+FLOAT_MASK = np.zeros((2, 1, 3, 3))
+FLOAT_MASK[1, 0, 0, :] = -np.inf
+FLOAT_MASK[0, 0, 2, 1] = -np.inf
+BOOL_MASK = FLOAT_MASK == 0  # scaled_dot_product_attention: True takes part
+PADDING = np.array([[False, False, True], [True, False, False]])  # True: masked
+LOGITS = RNG.standard_normal((2, 3, 4))
+TARGETS = np.array([[0, 1, -100], [-100, -100, 2]])  # ignored where examples differ
+WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0])
+TABLE = np.arange(12.0).reshape(4, 3)
+PROJECTIONS = RNG.standard_normal((12, 4))  # multi_head_attention_forward's in_proj
+BAG_INDICES = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
+BAG_OFFSETS = np.array([[0, 2], [0, 1]])
+
+
+def _sdpa(lib: Any) -> Callable[..., Any]:
+    return lambda q, m: lib.nn.functional.scaled_dot_product_attention(
+        q, q, q, attn_mask=m
+    )
+
+
+def _mha(lib: Any) -> Callable[..., Any]:
+    weights, out = lib.tensor(PROJECTIONS), lib.tensor(np.eye(4))
+
+    def attend(q: Any, padding: Any) -> Any:
+        q = q[0]  # (sequence, embedding): unbatched, one head
+        return lib.nn.functional.multi_head_attention_forward(
+            *(q, q, q, 4, 1, weights, None, None, None, False, 0.0, out, None),
+            key_padding_mask=padding,
+            need_weights=False,
+        )[0]
+
+    return attend
+
+
+def _smoothed(lib: Any, **options: Any) -> Callable[..., Any]:
+    return lambda x, t, *w: lib.nn.functional.cross_entropy(
+        x, t, *w, label_smoothing=0.1, **options
+    )
+
+
+def _bags(mode: str) -> Callable[[Any], Callable[..., Any]]:
+    return lambda lib: lambda i, o: lib.nn.functional.embedding_bag(
+        i, lib.tensor(TABLE), o, mode=mode
+    )
+
+
+# name: (function of the library, arguments, in_dims)
+CASES: dict[str, tuple[Callable[[Any], Any], tuple[np.ndarray, ...], Any]] = {
+    "sdpa float mask": (_sdpa, (QUERIES, FLOAT_MASK), 0),
+    "sdpa bool mask": (_sdpa, (QUERIES, BOOL_MASK), 0),
+    "sdpa mask batched only": (_sdpa, (QUERIES[0], BOOL_MASK), (None, 0)),
+    "mha key padding": (_mha, (QUERIES, PADDING), 0),
+    "smoothing mean": (_smoothed, (LOGITS, TARGETS), 0),
+    "smoothing none": (
+        lambda lib: _smoothed(lib, reduction="none"),
+        (LOGITS, TARGETS),
+        0,
+    ),
+    "smoothing weights batched": (
+        _smoothed,
+        (LOGITS, TARGETS, np.stack([WEIGHTS, WEIGHTS[::-1]])),
+        0,
+    ),
+    "smoothing weights batched only": (
+        _smoothed,
+        (LOGITS, TARGETS[0], np.stack([WEIGHTS, WEIGHTS[::-1]])),
+        (0, None, 0),
+    ),
+    "bags mean": (_bags("mean"), (BAG_INDICES, BAG_OFFSETS), 0),
+    "bags max": (_bags("max"), (BAG_INDICES, BAG_OFFSETS), 0),
+    "bags sum, offsets batched": (
+        _bags("sum"),
+        (BAG_INDICES[0], BAG_OFFSETS),
+        (None, 0),
+    ),
+    "bags max, table batched": (
+        lambda lib: lambda w: lib.nn.functional.embedding_bag(
+            lib.tensor(BAG_INDICES[1]), w, lib.tensor(BAG_OFFSETS[1]), mode="max"
+        ),
+        (np.stack([TABLE, -TABLE]),),
+        0,
+    ),
+    "bags of a 2-d input": (
+        lambda lib: lambda i: lib.nn.functional.embedding_bag(i, lib.tensor(TABLE)),
+        (BAG_INDICES.reshape(2, 2, 2),),
+        0,
+    ),
+}
+
+
+def _run(lib: Any, case: str) -> Any:
+    function, arrays, in_dims = CASES[case]
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the per-example fallbacks
+        return plain(vmap(function(lib), in_dims=in_dims)(*map(lib.tensor, arrays)))
+
+
+def _loop(case: str) -> Any:
+    """gradgen, example by example (no vmap)."""
+    function, arrays, in_dims = CASES[case]
+    dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(arrays)
+    results = []
+    for index in range(2):
+        args = [a if d is None else a[index] for a, d in zip(arrays, dims)]
+        results.append(function(gradgen)(*map(gradgen.tensor, args)).detach().numpy())
+    return np.stack(results)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_example_reads_its_own_values(case: str) -> None:
+    ours = _run(gradgen, case)
+    assert_same(ours, oracle("vmap", lambda t: _run(t, case)), case)
+    assert_same(ours[0], _loop(case), case)
+
+
+def _gradients(lib: Any, case: str) -> Any:
+    function, arrays, in_dims = CASES[case]
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+
+    def loss(x: Any, *rest: Any) -> Any:
+        return function(lib)(x, *rest).sin().sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        values = [lib.tensor(a) for a in arrays]
+        return plain(vmap(lib.func.grad(loss), in_dims=in_dims)(*values))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "sdpa float mask",
+        "sdpa bool mask",
+        "smoothing mean",
+        "smoothing weights batched",
+    ],
+)
+def test_the_gradients_of_each_example(case: str) -> None:
+    assert_same(
+        _gradients(gradgen, case), oracle("grads", lambda t: _gradients(t, case))
+    )
+
+
+def _refused(lib: Any) -> dict[str, Exception | None]:
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+    values, targets = lib.tensor(LOGITS), lib.tensor(TARGETS)
+    weight = lib.tensor(WEIGHTS)
+    rows, indices = lib.arange(10.0).reshape(2, 5), lib.tensor([[1, 3], [2, 4]])
+    split = lib.tensor_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return errors(
+            {
+                "smoothing, one weight": lambda: vmap(_smoothed(lib))(
+                    values, targets, weight
+                ),
+                "smoothing, targets batched only": lambda: vmap(
+                    _smoothed(lib), in_dims=(None, 0)
+                )(values[0], targets),
+                "split by batched indices": lambda: vmap(split)(rows, indices),
+                "split of batched rows": lambda: vmap(split, in_dims=(0, None))(
+                    rows, indices[0]
+                ),
+                "split of rows by sections": lambda: vmap(split, in_dims=(0, None))(
+                    rows, lib.tensor(2)
+                ),
+            }
+        )
+
+
+def test_what_torch_func_refuses() -> None:
+    assert_same(_refused(gradgen), oracle("errors", _refused))
