@@ -108,6 +108,20 @@ CASES: dict[str, tuple[Callable[[Any], Any], tuple[np.ndarray, ...], Any]] = {
         (BAG_INDICES.reshape(2, 2, 2),),
         0,
     ),
+    "matrix_rank": (
+        lambda lib: lib.linalg.matrix_rank,
+        (np.stack([np.eye(3), np.diag([1.0, 0.0, 0.0])]),),
+        0,
+    ),
+    "matrix_rank, hermitian, tolerances": (
+        lambda lib: lambda m: lib.linalg.matrix_rank(
+            m, atol=0.5, rtol=0.1, hermitian=True
+        ),
+        (np.stack([np.eye(3), np.diag([1.0, 0.4, -3.0])]),),
+        0,
+    ),
+    "svdvals": (lambda lib: lib.linalg.svdvals, (RNG.standard_normal((2, 3, 2)),), 0),
+    "eigvalsh": (lambda lib: lib.linalg.eigvalsh, (RNG.standard_normal((2, 3, 3)),), 0),
 }
 
 
@@ -163,6 +177,33 @@ def test_the_gradients_of_each_example(case: str) -> None:
     assert_same(
         _gradients(gradgen, case), oracle("grads", lambda t: _gradients(t, case))
     )
+
+
+def _singular(lib: Any) -> dict[str, Exception | None]:
+    """lu_factor's error names the first singular matrix of the whole batch (the
+    vmap dims first), not only of example 0."""
+    eye, zero = np.eye(2), np.zeros((2, 2))
+    one = lib.tensor(np.stack([eye, zero]))
+    two = lib.tensor(np.stack([np.stack([eye, eye]), np.stack([eye, zero])]))
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+    lu = lib.linalg.lu_factor
+    return errors(
+        {
+            "example 1": lambda: vmap(lu)(one),
+            "matrix 1 of example 1": lambda: vmap(lu)(two),
+            "nested": lambda: vmap(vmap(lu))(two),
+            "example 0 of matrix 1": lambda: vmap(lu, in_dims=1)(two),
+        }
+    )
+
+
+def test_lu_factor_checks_every_example() -> None:
+    theirs = oracle("errors", _singular)
+    for case, ours in _singular(gradgen).items():  # messages as PyTorch's ("torch.")
+        assert (type(ours).__name__, str(ours)) == (
+            type(theirs[case]).__name__,
+            str(theirs[case]),
+        ), case
 
 
 def _refused(lib: Any) -> dict[str, Exception | None]:

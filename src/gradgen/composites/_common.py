@@ -20,6 +20,14 @@ def unbatched(tensor: Tensor) -> bool:
     return tensor.__class__ is Tensor or not hasattr(tensor, "_level")
 
 
+def whole_array(tensor: Tensor) -> np.ndarray:
+    """The values of every example: a BatchedTensor's whole batch (the batches first,
+    the outermost first), as vmap's batching rules see it; else the tensor's array."""
+    while not unbatched(tensor):
+        tensor = tensor._value  # type: ignore[attr-defined]
+    return tensor._data
+
+
 class _BatchedComposites:
     """Composites that run on a whole batch as one call inside vmap. gradgen.func
     (floors above) fills these slots when it loads; a composite called with a
