@@ -31,6 +31,7 @@ TARGETS = np.array([[0, 1, -100], [-100, -100, 2]])  # ignored where examples di
 WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0])
 TABLE = np.arange(12.0).reshape(4, 3)
 PROJECTIONS = RNG.standard_normal((12, 4))  # multi_head_attention_forward's in_proj
+RNG_ENCODER = np.random.default_rng(3)
 BAG_INDICES = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
 BAG_OFFSETS = np.array([[0, 2], [0, 1]])
 
@@ -108,6 +109,11 @@ CASES: dict[str, tuple[Callable[[Any], Any], tuple[np.ndarray, ...], Any]] = {
         (BAG_INDICES.reshape(2, 2, 2),),
         0,
     ),
+    "pairwise_distance, p=3": (
+        lambda lib: lambda a, b: lib.nn.functional.pairwise_distance(a, b, p=3, eps=0),
+        (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 2.0], [0.0, 0.0]])),
+        0,
+    ),
     "matrix_rank": (
         lambda lib: lib.linalg.matrix_rank,
         (np.stack([np.eye(3), np.diag([1.0, 0.0, 0.0])]),),
@@ -171,6 +177,7 @@ def _gradients(lib: Any, case: str) -> Any:
         "sdpa bool mask",
         "smoothing mean",
         "smoothing weights batched",
+        "pairwise_distance, p=3",
     ],
 )
 def test_the_gradients_of_each_example(case: str) -> None:
@@ -204,6 +211,55 @@ def test_lu_factor_checks_every_example() -> None:
             type(theirs[case]).__name__,
             str(theirs[case]),
         ), case
+
+
+def _encoder(lib: Any, mask_check: bool) -> Any:
+    layer = lib.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    encoder = lib.nn.TransformerEncoder(layer, 1, mask_check=mask_check).eval()
+    return lambda src, mask=None, padding=None: encoder(
+        src, mask=mask, src_key_padding_mask=padding
+    )
+
+
+def _encoders(lib: Any) -> dict[str, Exception | None]:
+    """TransformerEncoder under vmap: whether a batched mask is causal is control
+    flow on its values; PyTorch's nested-tensor path (inference with a key padding
+    mask) has no batching rule."""
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+    src = lib.tensor(RNG_ENCODER.standard_normal((2, 1, 3, 4)), dtype=lib.float32)
+    causal = np.triu(np.full((3, 3), -np.inf, np.float32), 1)
+    masks = lib.tensor(np.stack([causal, np.zeros((3, 3), np.float32)]))
+    pads = lib.tensor([[[False, False, True]], [[False, True, True]]])
+    checked = _encoder(lib, True)
+    with lib.no_grad():
+        return errors(
+            {
+                "masks": lambda: vmap(checked)(src, masks),
+                "pads": lambda: vmap(lambda s, p: checked(s, padding=p))(src, pads),
+                "pads of one src": lambda: vmap(lambda p: checked(src[0], padding=p))(
+                    pads
+                ),
+            }
+        )
+
+
+def test_transformer_encoder_refusals() -> None:
+    assert_same(_encoders(gradgen), oracle("errors", _encoders))
+
+
+def test_encoder_without_mask_check_pads_each_example() -> None:
+    """(PyTorch's nested tensors fail there under vmap: compared with a loop.)"""
+    gradgen.manual_seed(0)
+    encoder = _encoder(gradgen, False)
+    src = gradgen.tensor(
+        RNG_ENCODER.standard_normal((2, 1, 3, 4)), dtype=gradgen.float32
+    )
+    pads = gradgen.tensor([[[False, False, True]], [[False, True, True]]])
+    with gradgen.no_grad():
+        ours = gradgen.vmap(lambda s, p: encoder(s, padding=p))(src, pads)
+        loop = [encoder(src[i], padding=pads[i]).numpy() for i in range(2)]
+    np.testing.assert_allclose(ours.numpy(), np.stack(loop), rtol=1e-6)
+    assert not ours[1, 0, 1].numpy().any()  # example 1's second position padded
 
 
 def _refused(lib: Any) -> dict[str, Exception | None]:
