@@ -32,6 +32,7 @@ WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0])
 TABLE = np.arange(12.0).reshape(4, 3)
 PROJECTIONS = RNG.standard_normal((12, 4))  # multi_head_attention_forward's in_proj
 RNG_ENCODER = np.random.default_rng(3)
+LOGITS_CTC = RNG.standard_normal((2, 5, 1, 4))  # (example, T, N, C)
 BAG_INDICES = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
 BAG_OFFSETS = np.array([[0, 2], [0, 1]])
 
@@ -66,6 +67,18 @@ def _bags(mode: str) -> Callable[[Any], Callable[..., Any]]:
     return lambda lib: lambda i, o: lib.nn.functional.embedding_bag(
         i, lib.tensor(TABLE), o, mode=mode
     )
+
+
+def _renormed(lib: Any) -> Callable[..., Any]:
+    """embedding with max_norm (which renormalises weight's rows in place): the rows
+    picked and the weight after."""
+
+    def picked(weight: Any, indices: Any) -> Any:
+        weight = weight.clone()
+        rows = lib.nn.functional.embedding(indices, weight, max_norm=5.0)
+        return lib.cat([rows.reshape(-1), weight.reshape(-1)])
+
+    return picked
 
 
 # name: (function of the library, arguments, in_dims)
@@ -113,6 +126,30 @@ CASES: dict[str, tuple[Callable[[Any], Any], tuple[np.ndarray, ...], Any]] = {
         lambda lib: lambda a, b: lib.nn.functional.pairwise_distance(a, b, p=3, eps=0),
         (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 2.0], [0.0, 0.0]])),
         0,
+    ),
+    "ctc_loss, targets batched": (
+        lambda lib: lambda lp, t: lib.nn.functional.ctc_loss(
+            lp.log_softmax(-1), t, lib.tensor([5]), lib.tensor([2])
+        ),
+        (LOGITS_CTC, np.array([[[1, 2]], [[3, 3]]])),
+        0,
+    ),
+    "ctc_loss, lengths batched": (
+        lambda lib: lambda lp, i, t: lib.nn.functional.ctc_loss(
+            lp.log_softmax(-1), lib.tensor([[1, 2]]), i, t
+        ),
+        (LOGITS_CTC, np.array([[5], [4]]), np.array([[2], [1]])),
+        0,
+    ),
+    "embedding max_norm, weights batched": (
+        _renormed,
+        (np.stack([TABLE * 0.1, TABLE]), np.array([[3], [3]])),
+        0,
+    ),
+    "embedding max_norm, weights batched only": (
+        _renormed,
+        (np.stack([TABLE * 0.1, TABLE]), np.array([1, 3])),
+        (0, None),
     ),
     "matrix_rank": (
         lambda lib: lib.linalg.matrix_rank,
@@ -178,6 +215,7 @@ def _gradients(lib: Any, case: str) -> Any:
         "smoothing mean",
         "smoothing weights batched",
         "pairwise_distance, p=3",
+        "ctc_loss, targets batched",
     ],
 )
 def test_the_gradients_of_each_example(case: str) -> None:
@@ -272,6 +310,9 @@ def _refused(lib: Any) -> dict[str, Exception | None]:
         warnings.simplefilter("ignore", UserWarning)
         return errors(
             {
+                "renorm of one weight": lambda: vmap(
+                    lambda i: lib.nn.functional.embedding(i, weight, max_norm=1.0)
+                )(indices),
                 "smoothing, one weight": lambda: vmap(_smoothed(lib))(
                     values, targets, weight
                 ),
