@@ -281,6 +281,25 @@ def _encoders(lib: Any) -> dict[str, Exception | None]:
         )
 
 
+def _adaptive(lib: Any) -> dict[str, Exception | None]:
+    """AdaptiveLogSoftmaxWithLoss picks each cluster's rows by nonzero (dynamic
+    shapes) and predict branches on whether any class is outside the shortlist."""
+    vmap = lib.vmap if lib is gradgen else lib.func.vmap
+    adaptive = lib.nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2, 4], div_value=2.0)
+    x = lib.tensor(RNG_ENCODER.standard_normal((2, 3, 4)), dtype=lib.float32)
+    targets = lib.tensor([[0, 3, 5], [1, 1, 2]])
+    return errors(
+        {
+            "targets": lambda: vmap(lambda a, t: adaptive(a, t).loss)(x, targets),
+            "predict": lambda: vmap(adaptive.predict)(x),
+        }
+    )
+
+
+def test_adaptive_softmax_refusals() -> None:
+    assert_same(_adaptive(gradgen), oracle("errors", _adaptive))
+
+
 def test_transformer_encoder_refusals() -> None:
     assert_same(_encoders(gradgen), oracle("errors", _encoders))
 
