@@ -110,7 +110,7 @@ def ctc_loss(
         assert BATCHED.per_example is not None  # a BatchedTensor: gradgen.func loaded
         return BATCHED.per_example(  # type: ignore[no-any-return]
             "ctc_loss",
-            lambda *args: ctc_loss(*args, blank, reduction, zero_infinity),
+            lambda p, t, i, o: ctc_loss(p, t, i, o, blank, reduction, zero_infinity),
             (log_probs, *read),
         )
     batched = log_probs.dim() == 3
