@@ -125,8 +125,9 @@ def tensor_format(self: Tensor, format_spec: str) -> str:
     """`format(t, spec)` and f-strings: a 0-d tensor formats as its number
     (`f"{loss:.4f}"`); any other tensor takes only the empty spec (its str), as
     PyTorch's Tensor.__format__."""
-    if self._data.ndim == 0:
-        return format(self._data.item(), format_spec)
+    if self._data.ndim == 0:  # (a subclass's item: vmap's BatchedTensor refuses it)
+        value = self._data.item() if self.__class__ is Tensor else self.item()
+        return format(value, format_spec)
     return object.__format__(self, format_spec)
 
 

@@ -13,9 +13,9 @@ import pytest
 
 import gradgen
 from gradgen.func import grad, vmap
-from torch_oracle import oracle
+from torch_oracle import oracle, outcome
 
-from .common import general_path
+from .common import assert_same, general_path
 
 W = np.array([[0.1, 0.2, -0.3], [0.4, -0.5, 0.6]])
 X = np.array([[[1.0, 2.0]], [[0.5, -1.0]]])  # two examples of one row
@@ -64,8 +64,7 @@ def _ours(option: str, rows: bool, general: bool) -> Any:
     return got
 
 
-# Not "smoothing and weight": torch.func refuses it (its label smoothing counts the
-# weights with masked_select, which vmap cannot batch); gradgen computes it.
+# Not "smoothing and weight": torch.func refuses it (see below), as gradgen does.
 @pytest.mark.parametrize("option", ["plain", "weight", "smoothing"])
 @pytest.mark.parametrize("rows", [False, True])
 @pytest.mark.parametrize("general", [False, True])
@@ -103,17 +102,16 @@ def test_label_smoothing_over_no_target_has_zero_gradient(option: str) -> None:
         np.testing.assert_array_equal(ours, theirs)
 
 
-def test_smoothing_and_weight_per_example_equal_a_loop() -> None:
-    """Where torch.func refuses, the per-example gradients are each example's own
-    backward (each counts its own targets' weights)."""
-    got, losses = _ours("smoothing and weight", True, False)
-    weight = gradgen.tensor(CLASS_WEIGHT, dtype=gradgen.float64)
-    for index in range(len(X)):
-        w = gradgen.tensor(W, requires_grad=True)
-        logits = gradgen.tensor(X[index]) @ w
-        loss = gradgen.nn.functional.cross_entropy(
-            logits, gradgen.tensor(T[index]), weight=weight, label_smoothing=0.1
-        )
-        loss.backward()
-        np.testing.assert_array_equal(losses[index], loss.detach().numpy())
-        np.testing.assert_array_equal(got[index], w.grad.numpy())
+def test_smoothing_and_weight_refused_as_by_torch_func() -> None:
+    """torch.func refuses it (its label smoothing counts the weights with
+    masked_select, which vmap cannot batch over the targets): the same error."""
+
+    def refused(lib: Any, func: Any) -> Any:
+        return outcome(lambda: _per_example(lib, func, "smoothing and weight", True))
+
+    def by_torch(torch: Any) -> Any:
+        import torch.func
+
+        return refused(torch, torch.func)
+
+    assert_same(refused(gradgen, _Func), oracle("refused", by_torch))

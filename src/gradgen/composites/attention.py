@@ -66,11 +66,15 @@ def _causal_mask(rows: int, columns: int, dtype: np.dtype) -> Tensor:
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     """softmax over the last dimension, zeros for the rows that are all -inf. Those
-    rows are set to 0 before the softmax too, so no NaN reaches the gradients."""
-    dead = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
-    if not dead.any():
-        return ops.softmax(scores, -1)
-    rows = Tensor(dead)
+    rows are set to 0 before the softmax too, so no NaN reaches the gradients. Under
+    vmap (a BatchedTensor) the dead rows are found by operators, each example's own."""
+    if type(scores) is Tensor:
+        dead = np.all(np.isneginf(scores._data), axis=-1, keepdims=True)
+        if not dead.any():
+            return ops.softmax(scores, -1)
+        rows = Tensor(dead)
+    else:
+        rows = scores.eq(-math.inf).all(-1, keepdim=True)
     return ops.softmax(scores.masked_fill(rows, 0.0), -1).masked_fill(rows, 0.0)
 
 

@@ -21,6 +21,7 @@ from ..generated import ops  # functions read at call time (the generated tie)
 from ..grad_mode import is_grad_enabled
 from ..numpy_kernels.linalg_decompositions import _lu_factor_errors
 from ..tensor import Number, Tensor
+from ._common import unbatched, whole_array
 
 __all__ = [
     "linalg_inv",
@@ -410,6 +411,8 @@ def linalg_matrix_rank_atol_rtol_float(
             "torch.linalg.matrix_rank: The input tensor input must have at least 2 "
             "dimensions."
         )
+    if not unbatched(self):  # inside vmap: by operators, each example its own
+        return _batched_matrix_rank(self.detach(), atol, rtol, hermitian)
     data = self.detach()._data
     if hermitian:
         S = np.abs(np.linalg.eigvalsh(data))
@@ -425,6 +428,22 @@ def linalg_matrix_rank_atol_rtol_float(
     largest = np.max(S, axis=-1, keepdims=True) if S.shape[-1] else np.zeros(S.shape)
     cutoff = np.maximum(0.0 if atol is None else atol, rtol * largest)
     return Tensor(np.sum(S > cutoff, axis=-1).astype(np.int64))
+
+
+def _batched_matrix_rank(
+    self: Tensor, atol: float | None, rtol: float | None, hermitian: bool
+) -> Tensor:
+    """linalg_matrix_rank_atol_rtol_float by operators (for a BatchedTensor)."""
+    S = linalg_eigvalsh(self).abs() if hermitian else linalg_svdvals(self)
+    if not S.shape[-1]:
+        return (S > 0).sum(-1)
+    if rtol is None:
+        eps = np.finfo(S._data.dtype).eps
+        rtol = (
+            0.0 if atol is not None and atol > 0 else float(eps * max(self.shape[-2:]))
+        )
+    cutoff = (S.amax(-1, keepdim=True) * rtol).clamp_min(0.0 if atol is None else atol)
+    return (S > cutoff).sum(-1)
 
 
 # --- powers, products, exponentials ------------------------------------------------------
@@ -603,7 +622,7 @@ def linalg_tensorsolve(
 def linalg_lu_factor(A: Tensor, pivot: bool = True) -> Any:
     """(LU, pivots) of A; an error naming the first zero pivot of U."""
     LU, pivots, info = operators.linalg_lu_factor_ex.call(A, pivot, False)
-    _lu_factor_errors(info._data, "torch.linalg.lu_factor")
+    _lu_factor_errors(whole_array(info), "torch.linalg.lu_factor")
     return linalg_lu_factor_return(LU, pivots)
 
 

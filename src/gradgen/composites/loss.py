@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
-from ._common import BATCHED
+from ._common import BATCHED, unbatched
 from .shape import reshape as _reshape
 
 __all__ = [
@@ -183,7 +182,9 @@ def _cross_entropy_loss_label_smoothing(
 ) -> Tensor:
     """(1 - s) * nll_loss + s / C * (the loss against uniform targets), ignored targets
     contributing nothing: masked_fill'ed to 0, as PyTorch does (so a mean over no
-    target is 0 / 0, nan, with gradient 0, not the nan a 0/1 factor would pass on)."""
+    target is 0 / 0, nan, with gradient 0, not the nan a 0/1 factor would pass on).
+    By tensor operations (not the target's array), so that under vmap each example
+    counts its own targets, with PyTorch's errors where torch.func refuses."""
     class_dim = 0 if self.dim() == 1 else 1
     input = self.log_softmax(class_dim)
     nll = ops.nll_loss_nd(input, target, weight, reduction, ignore_index)
@@ -194,20 +195,22 @@ def _cross_entropy_loss_label_smoothing(
         )
     else:
         smooth_loss = -input.sum(class_dim)
-    # Tensor operations (not the target's array), so that under vmap each example
-    # counts its own targets.
     ignored = target == ignore_index
+    if unbatched(smooth_loss) and not unbatched(ignored):  # PyTorch's masked_fill_
+        raise RuntimeError(_INPLACE_BATCHED_OTHER)
     smooth_loss = smooth_loss.masked_fill(ignored, 0.0)
     if reduction == Reduction.MEAN:
-        if weight is not None:
+        if weight is None:
+            denominator = ignored.logical_not().sum()
+        else:
+            if unbatched(weight) and not unbatched(ignored):  # PyTorch's masked_select
+                raise RuntimeError(_MASKED_SELECT_BATCHED_MASK)
             # the weights of the targets counted (an ignored one's index replaced)
             classes = target.masked_fill(ignored, 0).reshape(-1)
             counted = weight.index_select(0, classes).masked_fill(
                 ignored.reshape(-1), 0
             )
             denominator = counted.sum()
-        else:
-            denominator = ignored.logical_not().sum()
         ret = smooth_loss.sum() / denominator
     elif reduction == Reduction.SUM:
         ret = smooth_loss.sum()
@@ -218,6 +221,22 @@ def _cross_entropy_loss_label_smoothing(
             f"Invalid reduction type encountered in cross_entropy: {reduction}"
         )
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]
+
+
+_INPLACE_BATCHED_OTHER = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
+    "exists a Tensor `other` in extra_args that has more elements than `self`. "
+    "This happened due to `other` being vmapped over but `self` not being "
+    "vmapped over in a vmap. Please try to use out-of-place operators instead "
+    "of inplace arithmetic. If said operator is being called inside the "
+    "PyTorch framework, please file a bug report instead."
+)
+_MASKED_SELECT_BATCHED_MASK = (
+    "vmap: Attempted to vmap over `mask` in gradgen.masked_select(self, mask) "
+    "We cannot support this because for each batch this would return a "
+    "differently shaped Tensor. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues if you need this feature."
+)
 
 
 def l1_loss(self: Tensor, target: Tensor, reduction: int = Reduction.MEAN) -> Tensor:

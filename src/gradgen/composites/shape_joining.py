@@ -16,6 +16,7 @@ from ..factories import empty, tensor
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
+from ._common import unbatched
 
 __all__ = [
     "atleast_1d",
@@ -202,8 +203,16 @@ def tensor_split_indices(
 def tensor_split_tensor(
     self: Tensor, tensor_indices_or_sections: Tensor, dim: int = 0
 ) -> list[Tensor]:
-    """A 0-d long tensor is a number of sections, a 1-d one a list of indices."""
+    """A 0-d long tensor is a number of sections, a 1-d one a list of indices. Not
+    under vmap (PyTorch's vmap has no rule nor fallback for it: the split is read from
+    the values, which a BatchedTensor holds for example 0 only)."""
     split = tensor_indices_or_sections
+    if not (unbatched(self) and unbatched(split)):
+        raise RuntimeError(
+            "Batching rule not implemented for "
+            "aten::tensor_split.tensor_indices_or_sections. We could not generate a "
+            "fallback."
+        )
     if split.dtype != int64:
         raise RuntimeError(
             "tensor_split expected tensor_indices_or_sections to have dtype of long, "

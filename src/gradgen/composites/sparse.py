@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..dtypes import spelling
+from ._common import BATCHED, unbatched
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
 
@@ -210,6 +211,17 @@ def embedding_bag_padding_idx(
             "embedding_bag(sparse=True): gradgen has no sparse tensors for the gradient"
         )
     _check_bag_inputs(weight, indices, offsets, per_sample_weights)
+    if not (unbatched(indices) and unbatched(offsets)) or (
+        mode == _MAX and not unbatched(weight)
+    ):  # the bags (and max mode's rows) read from the values: inside vmap
+        return _each_example(
+            weight,
+            indices,
+            offsets,
+            (scale_grad_by_freq, mode, sparse),
+            per_sample_weights,
+            (include_last_offset, padding_idx),
+        )
     flat = indices._data.reshape(-1)
     float32 = weight._data.dtype == np.float32
     offset_values = offsets._data.reshape(-1)
@@ -231,6 +243,26 @@ def embedding_bag_padding_idx(
         extra = size
     offset2bag = Tensor(bags.offset2bag.astype(dtype))
     return output, offset2bag, Tensor(size), Tensor(extra)
+
+
+def _each_example(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    flags: tuple[bool, int, bool],
+    per_sample_weights: Tensor | None,
+    last: tuple[bool, int | None],
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """embedding_bag once per example of vmap (as PyTorch's fallback runs it)."""
+    assert BATCHED.per_example is not None  # a BatchedTensor: gradgen.func loaded
+
+    def one(w: Tensor, i: Tensor, o: Tensor, p: Tensor | None) -> Any:
+        return embedding_bag_padding_idx(w, i, o, *flags, p, *last)
+
+    args = (weight, indices, offsets, per_sample_weights)
+    return BATCHED.per_example(  # type: ignore[no-any-return]
+        "embedding_bag.padding_idx", one, args
+    )
 
 
 def embedding_bag(

@@ -345,17 +345,34 @@ def fallback(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         )
     if mutates_self(handle) and not is_batched(args[0], level):
         inplace_error(args[0], level)
+    results = _each_example(handle.call, level, args)
+    if mutates_self(handle):
+        return args[0]
+    return _stack(results, level, handle.name)
+
+
+def _each_example(function: Callable[..., Any], level: int, args: Any) -> list[Any]:
     _levels.looping += 1  # its calls are per example: not at a level (`_drawing`)
     try:
-        results = [
-            handle.call(*slice_example(args, level, index))
+        return [
+            function(*slice_example(args, level, index))
             for index in range(batch_size(level))
         ]
     finally:
         _levels.looping -= 1
-    if mutates_self(handle):
-        return args[0]
-    return _stack(results, level, handle.name)
+
+
+def per_example(name: str, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """A composite whose steps depend on its arguments' values (which a BatchedTensor
+    holds for example 0 only) run as the fallback runs an operator: once per example
+    of the innermost level among `args`, the results stacked (warning once)."""
+    level = top_level(args)
+    if level is None:
+        return function(*args)
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(FALLBACK_WARNING.format(name=name), UserWarning, stacklevel=4)
+    return _stack(_each_example(function, level, args), level, name)
 
 
 def inplace_error(self: Tensor, level: int) -> NoReturn:

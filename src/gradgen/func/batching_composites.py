@@ -45,7 +45,7 @@ from ..graph import (
 )
 from ..tensor import Tensor
 from ..variable_type_utils import next_edge, set_history
-from .batching import HANDLES, BatchedTensor, call_plain
+from .batching import HANDLES, BatchedTensor, call_plain, per_example
 from .batching_class_loss import LogSoftmaxLossBackward, batched_class_cross_entropy
 from .batching_linear import linear_node
 
@@ -269,3 +269,4 @@ def install() -> None:
     BATCHED.linear = batched_linear
     BATCHED.cross_entropy_loss = batched_cross_entropy
     BATCHED.relu = batched_relu
+    BATCHED.per_example = per_example

@@ -71,7 +71,7 @@ from .batching_rules_nn import NN_CUSTOM, leading
 from .batching_rules_random import DRAWING, RANDOM_CUSTOM
 from .batching_rules_scatter import SCATTER_CUSTOM
 from .batching_rules_strided import STRIDED_CUSTOM
-from .batching_schema import DIM_NAMES, arguments, pad, tensors_of, wrap_dim
+from .batching_schema import DIM_NAMES, arguments, pad, same_kind, tensors_of, wrap_dim
 
 # -- pointwise ---------------------------------------------------------------------------
 
@@ -301,9 +301,31 @@ def trailing(*batched_names: str) -> Rule:
         if mutates_self(handle) and not is_batched(args[0], level):
             inplace_error(args[0], level)
         result = call_plain(handle, *[unwrap(a, level) for a in args])
-        return args[0] if mutates_self(handle) else wrap(result, level)
+        if mutates_self(handle):
+            return args[0]
+        if isinstance(result, tuple):
+            return _wrap_outputs(result, level)
+        return wrap(result, level)
 
     return rule
+
+
+def _wrap_outputs(results: Any, level: int) -> Any:
+    """Several outputs, batched at `level`, but for the empty placeholders of outputs
+    not computed (the vectors of _linalg_svd without compute_uv, _linalg_eigh without
+    compute_v: shape (0,)), which have no batch: they stay as they are."""
+    size = batch_size(level)
+    return same_kind(
+        results,
+        [
+            (
+                r
+                if isinstance(r, Tensor) and r.shape[:1] == (0,) != (size,)
+                else wrap(r, level)
+            )
+            for r in results
+        ],
+    )
 
 
 # -- whole-tensor reductions -------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gradgen.dtypes import spelling
+from gradgen.dtypes import from_numpy, spelling
 from gradgen.generated import ops
 from gradgen.tensor import Size, Tensor
 
@@ -70,8 +70,7 @@ def scaled_dot_product_attention(
     (dimension -3) than query, each shared by a group of query heads."""
     _validate_sdpa_input(query, key, value, attn_mask)
     if attn_mask is not None and attn_mask.dtype.name == "bool":
-        dtype = query._data.dtype
-        attn_mask = Tensor(np.where(attn_mask._data, 0.0, -np.inf).astype(dtype))
+        attn_mask = _additive_mask(attn_mask, True, query._data.dtype)
     output, _ = ops._scaled_dot_product_attention_math(
         query,
         key,
@@ -156,8 +155,17 @@ def _canonical_mask(
         )
     if not is_bool:
         return mask
-    values = np.where(mask._data, -np.inf, 0.0).astype(target_type.numpy)
-    return Tensor(values)
+    return _additive_mask(mask, False, target_type.numpy)
+
+
+def _additive_mask(mask: Tensor, keep: bool, dtype: np.dtype) -> Tensor:
+    """A bool mask as a float one of `dtype`: 0 where it is `keep`, -inf elsewhere.
+    Under vmap (a BatchedTensor) by operators, so that each example keeps its own."""
+    if type(mask) is Tensor:
+        hidden = np.logical_not(mask._data) if keep else mask._data
+        return Tensor(np.where(hidden, -np.inf, 0.0).astype(dtype))
+    hidden = mask.logical_not() if keep else mask
+    return ops.where(hidden, -math.inf, 0.0).to(from_numpy(dtype))
 
 
 def _head_dim(embed_dim: int, embed_dim_to_check: int, num_heads: int) -> int:

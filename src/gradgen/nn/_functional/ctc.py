@@ -12,6 +12,7 @@ import numpy as np
 
 from gradgen.dtypes import int64
 from gradgen.factories import full, tensor
+from gradgen.composites._common import BATCHED, unbatched
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
@@ -104,6 +105,14 @@ def ctc_loss(
     with zero_infinity); 'mean' divides each by its target length first."""
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not a valid value for reduction")
+    read = (targets, input_lengths, target_lengths)  # as arrays: each example's own
+    if not all(unbatched(t) for t in read if isinstance(t, Tensor)):
+        assert BATCHED.per_example is not None  # a BatchedTensor: gradgen.func loaded
+        return BATCHED.per_example(  # type: ignore[no-any-return]
+            "ctc_loss",
+            lambda p, t, i, o: ctc_loss(p, t, i, o, blank, reduction, zero_infinity),
+            (log_probs, *read),
+        )
     batched = log_probs.dim() == 3
     emitted = log_probs if batched else log_probs.unsqueeze(1)
     batch = emitted.shape[1]

@@ -9,6 +9,7 @@ import numpy as np
 
 from gradgen.generated import ops
 from gradgen.numpy_kernels import broadcast_shape_error
+from gradgen.composites._common import unbatched
 from gradgen.tensor import Tensor
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -29,7 +30,7 @@ def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
     if p == 1:
         return magnitude.sum(dim, True)
     total = magnitude.pow(p).sum(dim, True)
-    positive = Tensor(total._data > 0)
+    positive = Tensor(total._data > 0) if unbatched(total) else total > 0
     safe = ops.where(positive, total, 1.0)
     return ops.where(positive, safe.pow(1.0 / p), 0.0)
 

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from gradgen.composites._common import BATCHED, unbatched
 from gradgen.generated import ops
 from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
@@ -21,7 +22,27 @@ def _no_grad_embedding_renorm_(
     weight: Tensor, input: Tensor, max_norm: float, norm_type: float
 ) -> None:
     """Scale, in place and outside autograd, the rows of `weight` that `input` picks and
-    whose norm exceeds max_norm, to norm max_norm (PyTorch's embedding_renorm_)."""
+    whose norm exceeds max_norm, to norm max_norm (PyTorch's embedding_renorm_).
+    Under vmap, each example of a batched weight by its own rows; a weight that is not
+    batched cannot take the rows of a batched input (PyTorch's error)."""
+    if not (unbatched(input) and unbatched(weight)):
+        if unbatched(weight):
+            raise RuntimeError(
+                "vmap: aten::embedding_renorm_(self, *extra_args) is not possible "
+                "because there exists a Tensor `other` in extra_args that has more "
+                "elements than `self`. This happened due to `other` being vmapped over "
+                f"but `self` not being vmapped over at level {input._level}. Please "  # type: ignore[attr-defined]
+                "try to use out-of-place operators instead of aten::embedding_renorm_. "
+                "If said operator is being called inside the PyTorch framework, please "
+                "file a bug report instead."
+            )
+        assert BATCHED.per_example is not None  # a BatchedTensor: gradgen.func loaded
+        BATCHED.per_example(
+            "embedding_renorm_",
+            lambda w, i: _no_grad_embedding_renorm_(w, i, max_norm, norm_type),
+            (weight, input),
+        )
+        return
     with no_grad():
         rows = np.unique(input._data.reshape(-1))
         if rows.size == 0:

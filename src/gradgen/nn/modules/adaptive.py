@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from gradgen.composites._common import unbatched
 from gradgen.dtypes import int64
 from gradgen.factories import tensor
 from gradgen.generated import ops
@@ -117,6 +118,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         batched = target_.dim() > 0
         input = input_ if batched else input_.unsqueeze(0)
         target = target_ if batched else target_.unsqueeze(0)
+        if not unbatched(target):  # PyTorch picks each cluster's rows by nonzero
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic "
+                "shape. Attempted to vmap over aten::nonzero. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues if you need this feature."
+            )
         labels = np.asarray(target.detach()._data)
         self._check_targets(labels)
         head_index = labels.copy()  # the head's column each row reads
@@ -164,6 +171,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         shortlist class, else the argmax over all classes)."""
         head_output = self.head(input)
         output = ops.argmax(head_output, dim=1)
+        if not unbatched(output):  # vmap's data-dependent control flow error
+            bool((output >= self.shortlist_size).any())
         outside = np.flatnonzero(np.asarray(output._data) >= self.shortlist_size)
         if outside.size == 0:
             return output

@@ -20,6 +20,7 @@ import numpy as np
 
 from gradgen.dtypes import as_dtype, get_default_dtype
 from gradgen.grad_mode import is_grad_enabled
+from gradgen.composites._common import unbatched
 from gradgen.tensor import Tensor
 
 from .. import functional as F
@@ -80,9 +81,11 @@ def _detect_is_causal_mask(
         return is_causal is True
     size = size if size is not None else mask.shape[-2]
     causal = _generate_square_subsequent_mask(size, dtype=mask.dtype)
-    return tuple(mask.shape) == tuple(causal.shape) and bool(
-        np.array_equal(mask._data, causal._data)
-    )
+    if tuple(mask.shape) != tuple(causal.shape):
+        return False
+    if not unbatched(mask):  # vmap's data-dependent control flow error, as PyTorch's
+        return bool((mask == causal).all())
+    return bool(np.array_equal(mask._data, causal._data))
 
 
 class TransformerEncoderLayer(Module):
@@ -336,6 +339,15 @@ def _why_not_nested(layer: Module) -> str:
     return next((reason for failed, reason in reasons if failed), "")
 
 
+def _nested_under_vmap(src: Tensor, padding: Tensor, operator: str) -> None:
+    """PyTorch's nested-tensor path under vmap: its operator has no batching rule."""
+    if not (unbatched(src) and unbatched(padding)):
+        raise RuntimeError(
+            f"Batching rule not implemented for aten::{operator}. We could not "
+            "generate a fallback."
+        )
+
+
 def _left_aligned(padding: Tensor) -> bool:
     """Every row of the (N, S) float padding mask keeps a prefix (pads only at the
     end)."""
@@ -401,7 +413,11 @@ class TransformerEncoder(Module):
             )
         if self._pads_with_zeros(src, mask, src_key_padding_mask):
             assert src_key_padding_mask is not None
-            padded = Tensor((src_key_padding_mask._data != 0)[..., None])
+            padding = src_key_padding_mask
+            if unbatched(padding):
+                padded = Tensor((padding._data != 0)[..., None])
+            else:  # under vmap without mask_check (PyTorch's nested tensors fail)
+                padded = padding.ne(0).unsqueeze(-1)
             output = output.masked_fill(padded, 0.0)
         return output if self.norm is None else self.norm(output)
 
@@ -413,9 +429,13 @@ class TransformerEncoder(Module):
         first = self.layers[0]
         if not self.use_nested_tensor or first.training or src.dim() != 3:
             return False
-        if padding is None or mask is not None:
+        if padding is None:
             return False
-        if self.mask_check and not _left_aligned(padding):
+        if self.mask_check:
+            _nested_under_vmap(src, padding, "_nested_tensor_from_mask_left_aligned")
+            if not _left_aligned(padding):
+                return False
+        if mask is not None:
             return False
         tensors = [src] + list(first.parameters())
         return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
