@@ -129,3 +129,24 @@ def same_error(fn: Callable[[Any], Any]) -> None:
     assert isinstance(theirs, Exception), f"torch raised nothing: {theirs!r}"
     with pytest.raises(type(theirs), match=re.escape(str(theirs))):
         fn(gradgen)
+
+
+def _answer(value: Any) -> Any:
+    """An outcome as comparable data: (class name, message, "torch." read as
+    "gradgen.") of an error, an array of a tensor (or the value itself)."""
+    if isinstance(value, Exception):
+        return type(value).__name__, str(value).replace("torch.", "gradgen.")
+    return value.numpy() if hasattr(value, "numpy") else value
+
+
+def same_outcome(call: Callable[[Any], Any]) -> None:
+    """call(gradgen) does what call(torch) does: the same error (class and message),
+    or a tensor of the same dtype and exactly the same values."""
+    expected = _answer(oracle("answer", lambda torch: outcome(lambda: call(torch))))
+    got = _answer(outcome(lambda: call(gradgen)))
+    if isinstance(expected, tuple):
+        assert got == expected
+    else:
+        assert isinstance(got, np.ndarray), got
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
