@@ -255,6 +255,15 @@ def _subtract(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
     return ast.BinOp(args[0], ast.Sub(), ast.BinOp(alpha, ast.Mult(), args[1]))
 
 
+def _add_scaled(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
+    """`self + other` for the int alpha 1 (any other alpha: the kernel's checks)."""
+    alpha = args[2] if len(args) == 3 else None
+    if isinstance(alpha, ast.Constant) and alpha.value.__class__ is int:
+        if alpha.value == 1:
+            return ast.BinOp(args[0], ast.Add(), args[1])
+    return None
+
+
 def _negative(args: list[ast.expr], at: _Specialise) -> ast.expr | None:
     value = at.value(args[0])
     if len(args) != 1 or value is None or value.array.dtype.kind == "b":
@@ -482,6 +491,7 @@ def _mse_loss_backward(args: list[ast.expr], at: _Specialise) -> ast.expr | None
 _RULES: dict[str, _Rule] = {
     "power": _power,
     "subtract": _subtract,
+    "add_scaled": _add_scaled,
     "negative": _negative,
     "mm": _mm,
     "t": _t,
