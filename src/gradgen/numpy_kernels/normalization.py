@@ -248,11 +248,24 @@ def native_batch_norm(
         invstd = 1.0 / np.sqrt(running_var.reshape(-1).astype(np.float64) + eps)
         centered = x - running_mean.reshape(-1).astype(dtype)[:, None]
         save_mean = save_invstd = np.empty((0,), dtype)
+    out = _affine(centered, invstd, weight, bias, dtype)
+    return out.reshape(input.shape), save_mean, save_invstd
+
+
+def _affine(
+    centered: np.ndarray,
+    invstd: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """(N, C, -1) centered values times invstd (times weight) plus bias, per channel,
+    in `dtype`."""
     scale = invstd if weight is None else invstd * weight.reshape(-1)
     out = centered * scale.astype(dtype)[:, None]
     if bias is not None:
         out += bias.reshape(-1).astype(dtype)[:, None]
-    return out.reshape(input.shape), save_mean, save_invstd
+    return out
 
 
 def _half_batch_norm(
@@ -273,13 +286,10 @@ def _half_batch_norm(
     out, mean, invstd = with_float32(native_batch_norm, dtype, *args)
     if not training:
         return out, mean, invstd
-    x = _channels_view(input).astype(np.float32)
-    scale = invstd.astype(np.float32)
-    if weight is not None:
-        scale = scale * weight.reshape(-1).astype(np.float32)
-    normalized = (x - mean.astype(np.float32)[:, None]) * scale[:, None]
-    if bias is not None:
-        normalized += bias.reshape(-1).astype(np.float32)[:, None]
+    f32 = np.dtype(np.float32)
+    centered = _channels_view(input).astype(f32) - mean.astype(f32)[:, None]
+    weight32 = None if weight is None else weight.astype(f32)
+    normalized = _affine(centered, invstd.astype(f32), weight32, bias, f32)
     return rounded(normalized.reshape(input.shape), dtype), mean, invstd
 
 
